@@ -1,0 +1,1 @@
+"""Prompt templates (YAML, Jinja2). Installed as the package ``webtask_core.prompts``."""
