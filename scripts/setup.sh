@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Set up a fresh machine for prefect-webtask: a virtual environment with the project installed, and a
+# Chromium for Playwright. Safe to run again: it only does what is missing.
+#   scripts/setup.sh          install the project
+#   scripts/setup.sh --dev    install the project with the test extras
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+extras=""
+[ "${1:-}" = "--dev" ] && extras="[dev]"
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+python_bin="${PYTHON:-}"
+if [ -z "$python_bin" ]; then
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      python_bin="$candidate"; break
+    fi
+  done
+fi
+if [ -z "$python_bin" ]; then
+  say "Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)."; exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv with $python_bin"
+  "$python_bin" -m venv .venv
+fi
+
+# Reinstall only when the dependencies or the extras changed.
+stamp=".venv/.webtask-installed"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)$extras"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "installing prefect-webtask$extras into .venv"
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".$extras"
+  echo "$want" > "$stamp"
+fi
+
+# Chromium: WEBTASK_CHROMIUM_PATH, else chromium on PATH, else a Playwright-managed one
+# (all three checked by `webtask browser-path`), else Debian's package when we are root.
+if ! .venv/bin/webtask browser-path >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    say "no Chromium found; installing Debian's chromium with apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-liberation >/dev/null
+  else
+    .venv/bin/webtask browser-path || true
+    say "Install Chromium (e.g. 'sudo apt-get install chromium') or set WEBTASK_CHROMIUM_PATH, then run this again."
+    exit 1
+  fi
+fi
+say "Chromium: $(.venv/bin/webtask browser-path)"

@@ -1,0 +1,44 @@
+"""The wheel built from the tree carries everything loaded through the package at run time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(ROOT)],
+        check=True,
+        cwd=out,
+    )
+    (built,) = out.glob("prefect_webtask-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def test_wheel_ships_prompts_inside_the_package(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    prompt_files = {p.name for p in (ROOT / "prompts").glob("*.yaml")}
+    assert prompt_files, "the source tree has no prompts/*.yaml"
+    for name in prompt_files:
+        assert f"webtask_core/prompts/{name}" in names
+
+
+def test_wheel_ships_the_in_page_script_and_marketplace_templates(wheel: zipfile.ZipFile) -> None:
+    names = wheel.namelist()
+    assert any(n.startswith("webtask_core/browser/") and n.endswith(".js") for n in names)
+    assert any(n.startswith("webtask_core/testing/marketplace/templates/") for n in names)
+
+
+def test_wheel_declares_the_console_command(wheel: zipfile.ZipFile) -> None:
+    (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
+    assert "webtask = webtask_core.cli:app" in wheel.read(entry_points).decode()
