@@ -1,0 +1,250 @@
+"""The demo marketplace's web app: log-in, my listings with SKU search, new listing → confirm → publish."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.datastructures import UploadFile
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .forms import CATEGORIES, CONDITIONS, ListingForm, UploadedPhoto, validate_listing_form
+from .store import ListingStore
+
+__all__ = ["RequestRecord", "SiteState", "create_app", "SESSION_COOKIE", "CONSENT_COOKIE"]
+
+SESSION_COOKIE = "shop_session"
+CONSENT_COOKIE = "cookie_consent"
+_HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    method: str
+    path: str
+    query: str
+    status: int
+
+
+@dataclass
+class SiteState:
+    """What the app shares with the `Marketplace` object that owns it."""
+
+    store: ListingStore
+    users: dict[str, str]
+    preview_delay_ms: int
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    request_log: list[RequestRecord] = field(default_factory=list)
+
+    def rotate_secret(self) -> None:
+        """Invalidate every session cookie issued so far."""
+        self.secret = secrets.token_bytes(32)
+
+    def sign_session(self, username: str) -> str:
+        payload = f"{username}|{int(time.time())}"
+        signature = hmac.new(self.secret, payload.encode(), hashlib.sha256).hexdigest()
+        return f"{payload}|{signature}"
+
+    def user_from_cookie(self, cookie: str | None) -> str | None:
+        if not cookie or cookie.count("|") != 2:
+            return None
+        username, issued, signature = cookie.split("|")
+        expected = hmac.new(self.secret, f"{username}|{issued}".encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(signature, expected) or username not in self.users:
+            return None
+        return username
+
+
+class _LoginRequired(Exception):
+    def __init__(self, next_path: str) -> None:
+        self.next_path = next_path
+
+
+class _RequestLogMiddleware:
+    """Records method, path and status of every request (tests assert on what touched the site)."""
+
+    def __init__(self, app: ASGIApp, log: list[RequestRecord]) -> None:
+        self.app = app
+        self.log = log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            query = scope.get("query_string", b"").decode("latin-1")
+            self.log.append(RequestRecord(scope["method"], scope["path"], query, status))
+
+
+def _safe_next(target: str | None) -> str:
+    # Only paths on this site: an open redirect would be a bug even in a demo.
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/listings"
+    return target
+
+
+def create_app(state: SiteState) -> FastAPI:
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    app.add_middleware(_RequestLogMiddleware, log=state.request_log)
+    store = state.store
+
+    def current_user(request: Request) -> str:
+        user = state.user_from_cookie(request.cookies.get(SESSION_COOKIE))
+        if user is None:
+            query = f"?{request.url.query}" if request.url.query else ""
+            raise _LoginRequired(request.url.path + query if request.method == "GET" else request.url.path)
+        return user
+
+    def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        user = state.user_from_cookie(request.cookies.get(SESSION_COOKIE))
+        context.update(user=user, path=request.url.path)
+        return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+    @app.exception_handler(_LoginRequired)
+    async def to_login(request: Request, exc: _LoginRequired) -> Response:
+        return RedirectResponse(f"/login?next={quote(exc.next_path, safe='/')}", status_code=303)
+
+    @app.get("/")
+    async def home() -> Response:
+        return RedirectResponse("/listings", status_code=303)
+
+    @app.get("/login")
+    async def login_page(request: Request, next: str = "/listings") -> Response:
+        if state.user_from_cookie(request.cookies.get(SESSION_COOKIE)):
+            return RedirectResponse(_safe_next(next), status_code=303)
+        return render(request, "login.html", next=_safe_next(next), username="", error=None)
+
+    @app.post("/login")
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        username = str(form.get("username", "")).strip()
+        password = str(form.get("password", ""))
+        next_path = _safe_next(str(form.get("next", "")))
+        expected = state.users.get(username)
+        if expected is None or not hmac.compare_digest(password.encode(), expected.encode()):
+            return render(request, "login.html", next=next_path, username=username,
+                          error="Incorrect username or password.")
+        response = RedirectResponse(next_path, status_code=303)
+        response.set_cookie(SESSION_COOKIE, state.sign_session(username), httponly=True, samesite="lax")
+        return response
+
+    @app.post("/logout")
+    async def logout() -> Response:
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    @app.get("/listings")
+    async def my_listings(request: Request, sku: str | None = None) -> Response:
+        user = current_user(request)
+        search = sku.strip() if sku is not None else ""
+        listings = store.listings(sku=search or None, owner=user)
+        show_banner = request.cookies.get(CONSENT_COOKIE) != "accepted"
+        return render(request, "listings.html", listings=listings, search=search,
+                      searched=sku is not None, show_cookie_banner=show_banner)
+
+    @app.get("/listings/new")
+    async def new_listing(request: Request) -> Response:
+        current_user(request)
+        return _form_page(request, ListingForm(), {})
+
+    def _form_page(request: Request, form: ListingForm, errors: dict[str, str]) -> HTMLResponse:
+        return render(request, "new_listing.html", form=form, errors=errors,
+                      categories=CATEGORIES, conditions=CONDITIONS, preview_delay_ms=state.preview_delay_ms)
+
+    @app.post("/listings/new")
+    async def submit_listing(request: Request) -> Response:
+        user = current_user(request)
+        data = await request.form()
+        photos = []
+        for item in data.getlist("photos"):
+            # A file input with nothing chosen still sends an empty part.
+            if isinstance(item, UploadFile) and item.filename:
+                content = await item.read()
+                if content:
+                    photos.append(UploadedPhoto(Path(item.filename).name, content))
+        form = ListingForm(**{name: str(data.get(name, "")) for name in
+                              ("title", "description", "price", "category", "condition", "sku")}, photos=photos)
+        listing, errors = validate_listing_form(form)
+        if listing is None:
+            return _form_page(request, form, errors)
+        draft_id = store.save_draft(
+            owner=user, sku=listing.sku, title=listing.title, description=listing.description,
+            price=listing.price, category=listing.category, condition=listing.condition,
+            photos=[(photo.filename, photo.content) for photo in listing.photos],
+        )
+        return RedirectResponse(f"/listings/drafts/{draft_id}", status_code=303)
+
+    @app.get("/listings/drafts/{draft_id}")
+    async def confirm_page(request: Request, draft_id: str) -> Response:
+        draft = store.draft(draft_id, current_user(request))
+        if draft is None:
+            return render(request, "not_found.html", 404, what="draft")
+        return render(request, "confirm.html", draft=draft)
+
+    @app.get("/listings/drafts/{draft_id}/photos/{position}")
+    async def draft_photo(request: Request, draft_id: str, position: int) -> Response:
+        if store.draft(draft_id, current_user(request)) is None:
+            return Response(status_code=404)
+        path = store.draft_photo(draft_id, position)
+        return Response(status_code=404) if path is None else FileResponse(path)
+
+    @app.post("/listings/drafts/{draft_id}/publish")
+    async def publish(request: Request, draft_id: str) -> Response:
+        draft = store.draft(draft_id, current_user(request))
+        if draft is None:
+            return render(request, "not_found.html", 404, what="draft")
+        listing_id = store.publish(draft)
+        return RedirectResponse(f"/listings/{listing_id}?published=1", status_code=303)
+
+    @app.get("/listings/{listing_id}")
+    async def listing_page(request: Request, listing_id: int, published: int = 0) -> Response:
+        current_user(request)
+        listing = store.listing(listing_id)
+        if listing is None:
+            return render(request, "not_found.html", 404, what="listing")
+        return render(request, "listing.html", listing=listing, published=bool(published),
+                      photo_names=store.stored_photo_names(listing_id))
+
+    @app.get("/uploads/{listing_id}/{stored_name}")
+    async def uploaded_photo(listing_id: int, stored_name: str) -> Response:
+        path = store.photo_path(listing_id, stored_name)
+        return Response(status_code=404) if path is None else FileResponse(path)
+
+    @app.get("/help")
+    async def help_page(request: Request) -> Response:
+        current_user(request)
+        return render(request, "help.html")
+
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        return Response(status_code=204)
+
+    templates.env.filters["money"] = lambda value: f"${value:,.2f}"
+    templates.env.filters["when"] = lambda value: (
+        value.astimezone(timezone.utc).strftime("%b %d, %Y %H:%M UTC") if isinstance(value, datetime) else value
+    )
+    return app
