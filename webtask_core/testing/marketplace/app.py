@@ -82,19 +82,22 @@ class _RequestLogMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 500
+        query = scope.get("query_string", b"").decode("latin-1")
+        logged = False
 
         async def send_and_note(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
+            nonlocal logged
+            if message["type"] == "http.response.start" and not logged:
+                # Noted before the response leaves, so a client never sees a reply the log lacks.
+                self.log.append(RequestRecord(scope["method"], scope["path"], query, message["status"]))
+                logged = True
             await send(message)
 
         try:
             await self.app(scope, receive, send_and_note)
         finally:
-            query = scope.get("query_string", b"").decode("latin-1")
-            self.log.append(RequestRecord(scope["method"], scope["path"], query, status))
+            if not logged:
+                self.log.append(RequestRecord(scope["method"], scope["path"], query, 500))
 
 
 def _safe_next(target: str | None) -> str:

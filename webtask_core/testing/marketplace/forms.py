@@ -129,7 +129,7 @@ def validate_listing_form(form: ListingForm) -> tuple[ValidListing | None, dict[
         errors["title"] = "Enter a title."
     elif len(title) > 80:
         errors["title"] = "Title can be at most 80 characters."
-    description = form.description.strip()
+    description = form.description.replace("\r\n", "\n").strip()  # browsers send textarea lines as CRLF
     if not description:
         errors["description"] = "Enter a description."
     elif len(description) > 2000:
