@@ -1,0 +1,124 @@
+"""Carry a WorkerSession and the browser's storage state from one flow run to the next.
+
+Documents live in a :class:`~webtask_core.storage.SessionStore` (a local folder by default, an S3
+prefix when ``WEBTASK_SESSION_STORE`` or ``location`` is ``s3://bucket/prefix/``). Runs that share a
+session key are serialised by a Prefect global concurrency limit ``webtask-session-<key>`` with
+limit 1, so two runs never interleave their reads and writes, even on different machines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from webtask_core.storage import (
+    SessionStore,
+    StoredSession,
+    is_s3_uri,
+    make_stored_session,
+    open_session_store,
+    validate_session_key,
+)
+
+from .settings import S3Source, WebtaskSettings, resolve_s3_client
+
+__all__ = [
+    "get_session_store",
+    "load_session",
+    "save_session",
+    "session_lock",
+    "session_lock_name",
+    "ensure_session_lock_limit",
+]
+
+SESSION_LOCK_PREFIX = "webtask-session-"
+
+
+async def get_session_store(location: str | Path | None = None, *, s3: S3Source = None) -> SessionStore:
+    """The store at ``location`` (a folder or ``s3://bucket/prefix/``), else ``WEBTASK_SESSION_STORE``,
+    else ``~/.webtask/sessions``. ``s3`` is used for an S3 location (see ``resolve_s3_client``)."""
+    where = str(location) if location is not None else WebtaskSettings.from_env().session_store
+    client = await resolve_s3_client(s3) if is_s3_uri(where) else None
+    return open_session_store(where, s3_client=client)
+
+
+async def load_session(session_key: str, *, store: SessionStore | None = None) -> StoredSession | None:
+    """The stored session for ``session_key``, or None for a new key.
+
+    Raises ``SessionFormatError`` (naming key and location, file left as it is) for a corrupt or
+    incompatible document.
+    """
+    validate_session_key(session_key)
+    store = store or await get_session_store()
+    return await asyncio.to_thread(store.load, session_key)
+
+
+async def save_session(
+    session_key: str,
+    session: Any,
+    *,
+    storage_state: Mapping[str, Any] | None = None,
+    last_url: str | None = None,
+    store: SessionStore | None = None,
+) -> StoredSession:
+    """Store ``session`` (a WorkerSession, its JSON, or a dict) with the browser storage state."""
+    validate_session_key(session_key)
+    document = make_stored_session(session, storage_state=storage_state, last_url=last_url)
+    store = store or await get_session_store()
+    await asyncio.to_thread(store.save, session_key, document)
+    return document
+
+
+def session_lock_name(session_key: str) -> str:
+    return SESSION_LOCK_PREFIX + validate_session_key(session_key)
+
+
+async def ensure_session_lock_limit(session_key: str) -> str:
+    """Create the limit-1 global concurrency limit for ``session_key`` if it is missing.
+
+    An existing limit with another size, or switched off, is put back to an active limit of 1:
+    anything else would let two runs share a session.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+
+    name = session_lock_name(session_key)
+    async with get_client() as client:
+        try:
+            existing = await client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            try:
+                await client.create_global_concurrency_limit(
+                    GlobalConcurrencyLimitCreate(name=name, limit=1, active=True)
+                )
+            except ObjectAlreadyExists:
+                pass  # another run created it between our read and our create
+            return name
+        if existing.limit != 1 or not existing.active:
+            await client.update_global_concurrency_limit(
+                name, GlobalConcurrencyLimitUpdate(limit=1, active=True)
+            )
+    return name
+
+
+@asynccontextmanager
+async def session_lock(
+    session_key: str, *, timeout_seconds: float | None = None, lease_duration: float = 300
+) -> AsyncIterator[None]:
+    """Hold the session key exclusively for the block.
+
+    Waits (up to ``timeout_seconds``, forever when None) while another run holds it. Strict: if the
+    limit cannot be used the block does not run. The lease is renewed while the block runs, and
+    expires ``lease_duration`` seconds after a crashed holder stops renewing it.
+    """
+    from prefect.concurrency.asyncio import concurrency
+
+    name = await ensure_session_lock_limit(session_key)
+    async with concurrency(
+        name, occupy=1, timeout_seconds=timeout_seconds, lease_duration=lease_duration, strict=True
+    ):
+        yield
