@@ -1,0 +1,389 @@
+"""`LLM` on the official `anthropic` async client: native tool use, prompt caching, error mapping.
+
+The worker speaks only the provider-neutral types of :mod:`webtask_core.llm.types`; this module turns
+them into Messages API parameters and the reply back into a :class:`ModelReply`. After the SDK's own
+retries every failure becomes a :class:`ModelTransientError` (retry the step) or a
+:class:`PermanentModelError` (do not); nothing else escapes :meth:`AnthropicLLM.complete`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import typing
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+from anthropic.types import Model as _SDKModel
+
+from webtask_core.errors import ConfigError, ModelTransientError, PermanentModelError
+from webtask_core.llm.types import (
+    ImageBlock,
+    Message,
+    ModelReply,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
+from webtask_core.testing.guard import check_model_endpoint
+
+try:  # Bedrock signs requests with botocore; its credential errors are raised at call time.
+    from botocore.exceptions import BotoCoreError as _BotoCoreError
+
+    _AWS_ERRORS: tuple[type[Exception], ...] = (_BotoCoreError,)
+except ImportError:  # botocore is optional unless Bedrock is used
+    _AWS_ERRORS = ()
+
+__all__ = [
+    "AnthropicLLM",
+    "DEFAULT_MODEL",
+    "DEFAULT_BEDROCK_MODEL",
+    "MAX_CACHE_BREAKPOINTS",
+    "known_models",
+]
+
+# The current Sonnet; not in the SDK's deprecation table (see tests/core/llm/test_anthropic_llm.py).
+DEFAULT_MODEL = "claude-sonnet-5-5"
+# A cross-region inference profile; pass a regional one ("us.anthropic....") where "global." is not offered.
+DEFAULT_BEDROCK_MODEL = "global.anthropic.claude-sonnet-5-5"
+# Anthropic rejects a request with more than four cache_control blocks.
+MAX_CACHE_BREAKPOINTS = 4
+_EPHEMERAL = {"type": "ephemeral"}
+# Replies whose thinking blocks are remembered so they can be sent back unmodified (see _ThinkingMemory).
+_THINKING_MEMORY_SIZE = 512
+
+
+def known_models() -> tuple[str, ...]:
+    """Model names the installed SDK knows (other names are still accepted: new models come first)."""
+    for arg in typing.get_args(_SDKModel):
+        if typing.get_origin(arg) is typing.Literal:
+            return tuple(typing.get_args(arg))
+    return ()
+
+
+def _check_model(model: object) -> str:
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(
+            "model", f"expected a non-empty model name, got {model!r}; known models: {', '.join(known_models())}"
+        )
+    return model
+
+
+class _ThinkingMemory:
+    """Thinking blocks of recent tool-use replies, keyed by their tool_use ids.
+
+    Claude models that think (Sonnet 5.5 thinks adaptively by default) expect the thinking blocks of an
+    assistant turn that used tools to come back unmodified and in order. The provider-neutral Message
+    has no place for them, so within one process we remember the raw reply and send it back when the
+    worker's assistant message is that same reply (same tool_use ids, same text).
+    """
+
+    def __init__(self, size: int = _THINKING_MEMORY_SIZE):
+        self._size = size
+        self._replies: OrderedDict[tuple[str, ...], list[dict[str, Any]]] = OrderedDict()
+
+    def remember(self, raw_blocks: list[dict[str, Any]]) -> None:
+        ids = tuple(b["id"] for b in raw_blocks if b.get("type") == "tool_use")
+        has_thinking = any(b.get("type") in ("thinking", "redacted_thinking") for b in raw_blocks)
+        if ids and has_thinking:
+            self._replies[ids] = raw_blocks
+            self._replies.move_to_end(ids)
+            while len(self._replies) > self._size:
+                self._replies.popitem(last=False)
+
+    def recall(self, message: Message) -> list[dict[str, Any]] | None:
+        ids = tuple(b.id for b in message.content if isinstance(b, ToolCall))
+        raw = self._replies.get(ids) if ids else None
+        if raw is None:
+            return None
+        ours = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+        theirs = "".join(b["text"] for b in raw if b.get("type") == "text")
+        if ours.strip() != theirs.strip():
+            return None
+        return [_tool_use_param(b["id"], b["name"], b["input"]) if b["type"] == "tool_use" else dict(b) for b in raw]
+
+
+def _tool_use_param(tool_id: str, name: str, tool_input: Any) -> dict[str, Any]:
+    # The API only accepts an object as tool input; a malformed one is sent back wrapped, not dropped,
+    # so the model still sees what it sent.
+    if not isinstance(tool_input, dict):
+        tool_input = {"invalid_input": tool_input}
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
+
+def _image_param(block: ImageBlock) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
+
+
+def _leaf_param(block: TextBlock | ImageBlock) -> dict[str, Any] | None:
+    if isinstance(block, ImageBlock):
+        return _image_param(block)
+    # The API rejects empty/whitespace-only text blocks; they carry nothing, so they are left out.
+    return {"type": "text", "text": block.text} if block.text.strip() else None
+
+
+def _block_param(block: Any) -> dict[str, Any] | None:
+    if isinstance(block, (TextBlock, ImageBlock)):
+        return _leaf_param(block)
+    if isinstance(block, ToolCall):
+        return _tool_use_param(block.id, block.name, block.input)
+    if isinstance(block, ToolResult):
+        content = [p for p in (_leaf_param(b) for b in block.content) if p is not None]
+        param: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id}
+        if content:
+            param["content"] = content
+        if block.is_error:
+            param["is_error"] = True
+        return param
+    raise PermanentModelError(f"cannot send a content block of type {type(block).__name__} to Anthropic")
+
+
+def _apply_breakpoints(candidates: list[dict[str, Any]]) -> None:
+    """Mark the latest MAX_CACHE_BREAKPOINTS candidates (in the API's tools → system → messages order)."""
+    for target in candidates[-MAX_CACHE_BREAKPOINTS:]:
+        target["cache_control"] = dict(_EPHEMERAL)
+
+
+def build_request(
+    *,
+    system: str,
+    messages: list[Message],
+    tools: list[ToolSpec],
+    cache_system: bool,
+    thinking_memory: _ThinkingMemory | None = None,
+) -> dict[str, Any]:
+    """The `system`, `tools` and `messages` parameters of one Messages API call."""
+    breakpoints: list[dict[str, Any]] = []
+    tool_params = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+    if tool_params:
+        breakpoints.append(tool_params[-1])
+    system_params = [{"type": "text", "text": system}] if system.strip() else []
+    if system_params and cache_system:
+        breakpoints.append(system_params[0])
+    message_params = []
+    for index, message in enumerate(messages):
+        recalled = thinking_memory.recall(message) if thinking_memory and message.role == "assistant" else None
+        content = recalled or [p for p in (_block_param(b) for b in message.content) if p is not None]
+        if not content:
+            raise PermanentModelError(f"messages[{index}] ({message.role}) has no content to send")
+        if message.cache:
+            breakpoints.append(content[-1])
+        message_params.append({"role": message.role, "content": content})
+    _apply_breakpoints(breakpoints)
+    request: dict[str, Any] = {"messages": message_params}
+    if system_params:
+        request["system"] = system_params
+    if tool_params:
+        request["tools"] = tool_params
+    return request
+
+
+def _raw_blocks(response: Any) -> list[dict[str, Any]]:
+    return [block.model_dump(mode="json", exclude_none=True) for block in response.content]
+
+
+def parse_reply(response: Any) -> ModelReply:
+    """A Messages API response (SDK object) as a ModelReply; tool input is kept exactly as sent."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in response.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(ToolCall(id=block.id, name=block.name, input=block.input))
+    usage = response.usage
+    return ModelReply(
+        text="\n".join(t for t in texts if t),
+        tool_calls=calls,
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        ),
+        stop_reason=response.stop_reason,
+        model=str(response.model or ""),
+    )
+
+
+def _refusal_detail(response: Any, reply: ModelReply) -> str:
+    details = getattr(response, "stop_details", None)
+    parts = [getattr(details, "explanation", None), getattr(details, "category", None), reply.text]
+    return next((p for p in parts if p), "no explanation given")
+
+
+def _is_transient_status(status: int) -> bool:
+    return status in (408, 409, 429) or status >= 500
+
+
+def map_sdk_error(error: anthropic.AnthropicError, *, timeout_s: float, max_retries: int) -> Exception:
+    """The webtask error for an SDK error raised after the SDK's own retries."""
+    tries = f"after {max_retries + 1} attempt(s)"
+    if isinstance(error, anthropic.APITimeoutError):
+        return ModelTransientError(f"model API timed out (timeout {timeout_s:g}s) {tries}")
+    if isinstance(error, anthropic.APIConnectionError):
+        return ModelTransientError(f"could not reach the model API {tries}: {error.message}")
+    if isinstance(error, anthropic.APIStatusError):
+        detail = error.api_message or error.message
+        kind = f"{error.type}: " if error.type else ""
+        message = f"model API returned {error.status_code} {tries}: {kind}{detail}"
+        if _is_transient_status(error.status_code):
+            return ModelTransientError(message, status_code=error.status_code)
+        return PermanentModelError(message, status_code=error.status_code)
+    return PermanentModelError(f"model API call failed: {type(error).__name__}: {error}")
+
+
+class AnthropicLLM:
+    """Claude through the Messages API. Implements the `LLM` protocol.
+
+    ``temperature`` is only sent when set: current models (Sonnet 5 and later) reject non-default
+    sampling parameters with a 400. ``extra_body`` is merged into every request (e.g.
+    ``{"output_config": {"effort": "low"}}``).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        extra_body: Mapping[str, Any] | None = None,
+        client: anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | None = None,
+    ):
+        self.model = _check_model(model)
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ConfigError("max_tokens", f"expected a positive integer, got {max_tokens!r}")
+        if not timeout_s > 0:
+            raise ConfigError("timeout_s", f"expected a positive number of seconds, got {timeout_s!r}")
+        if not isinstance(max_retries, int) or max_retries < 0:
+            raise ConfigError("max_retries", f"expected an integer >= 0, got {max_retries!r}")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max_retries
+        self.extra_body = dict(extra_body or {})
+        self._api_key = api_key
+        self._thinking = _ThinkingMemory()
+        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._owns_client = client is None
+        self._make_client: typing.Callable[[], Any] | None = None
+        if client is None:
+            check_model_endpoint(base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
+            self._make_client = lambda: anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=base_url, timeout=self.timeout_s, max_retries=max_retries
+            )
+            client = self._make_client()
+            if client.api_key is None and client.auth_token is None and client.credentials is None:
+                raise ConfigError("api_key", "no Anthropic credentials: pass api_key= or set ANTHROPIC_API_KEY")
+        self._client = client
+        check_model_endpoint(str(client.base_url))
+
+    @classmethod
+    def bedrock(
+        cls,
+        model: str = DEFAULT_BEDROCK_MODEL,
+        *,
+        aws_region: str | None = None,
+        aws_profile: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> AnthropicLLM:
+        """Claude on Amazon Bedrock (``AsyncAnthropicBedrock``); credentials from the usual AWS chain,
+        or a Bedrock API key (``api_key`` / ``AWS_BEARER_TOKEN_BEDROCK``)."""
+        _check_model(model)
+        endpoint = base_url or os.environ.get("ANTHROPIC_BEDROCK_BASE_URL")
+        check_model_endpoint(endpoint or f"https://bedrock-runtime.{aws_region or 'unknown-region'}.amazonaws.com")
+        kwargs: dict[str, Any] = {"aws_region": aws_region, "base_url": base_url, "api_key": api_key}
+        if aws_profile is not None:
+            kwargs["aws_profile"] = aws_profile
+
+        def make_client() -> anthropic.AsyncAnthropicBedrock:
+            try:
+                return anthropic.AsyncAnthropicBedrock(**kwargs, timeout=float(timeout_s), max_retries=max_retries)
+            except ValueError as error:  # e.g. no AWS region configured
+                raise ConfigError("aws_region", str(error)) from error
+
+        llm = cls(
+            model,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            extra_body=extra_body,
+            client=make_client(),
+        )
+        llm._owns_client = True
+        llm._make_client = make_client
+        return llm
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url)
+
+    def _client_for_running_loop(self) -> Any:
+        # An httpx connection pool belongs to the event loop that opened it; a second asyncio.run()
+        # (or another thread's loop) gets a fresh client rather than "Event loop is closed".
+        loop = asyncio.get_running_loop()
+        if self._make_client is not None and self._client_loop is not None and self._client_loop() is not loop:
+            self._client = self._make_client()
+        self._client_loop = weakref.ref(loop)
+        return self._client
+
+    async def complete(
+        self,
+        *,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        cache_system: bool = True,
+    ) -> ModelReply:
+        params = build_request(
+            system=system, messages=messages, tools=tools, cache_system=cache_system, thinking_memory=self._thinking
+        )
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        client = self._client_for_running_loop()
+        try:
+            response = await client.messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                extra_body=self.extra_body or None,
+                **params,
+            )
+        except anthropic.AnthropicError as error:
+            raise map_sdk_error(error, timeout_s=self.timeout_s, max_retries=self.max_retries) from error
+        except _AWS_ERRORS as error:
+            raise PermanentModelError(f"AWS request signing failed: {error}") from error
+        reply = parse_reply(response)
+        if reply.stop_reason == "refusal":
+            raise PermanentModelError(f"model refused: {_refusal_detail(response, reply)}")
+        self._thinking.remember(_raw_blocks(response))
+        return reply
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of a client this object created."""
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> AnthropicLLM:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"AnthropicLLM(model={self.model!r}, base_url={self.base_url!r})"

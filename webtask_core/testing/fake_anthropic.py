@@ -1,0 +1,463 @@
+"""A local HTTP server that speaks the Anthropic Messages API, driven by a scripted policy.
+
+The real `anthropic` client talks to it over HTTP, so its retries, timeouts and error mapping are
+exercised exactly as against the real API::
+
+    def policy(request: dict) -> Reply:            # the JSON body Claude would get
+        return Reply(tool_uses=[ToolUse("complete", {"feedback": "done"})])
+
+    with FakeAnthropicServer(policy) as server:    # 127.0.0.1, random port, own thread
+        llm = AnthropicLLM(base_url=server.base_url, api_key="test")
+        server.inject("overloaded", times=2)       # the next two requests get a 529
+        ...
+        server.requests                            # every request body, faults included
+
+Faults (see FAULT_KINDS) come from the queue filled by :meth:`inject`, else from ``fault_policy``
+(``callable(request_index) -> kind | None``; :meth:`set_fault_rate` installs a seeded random one).
+Requests are checked like the API would (see ``fake_anthropic_checks``) and answered with a 400 when
+they break a rule, so a bug in how messages are built shows up offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import random
+import select
+import socket
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from webtask_core.testing.fake_anthropic_checks import PromptCache, estimate_tokens, validate_request
+from webtask_core.testing.replies import Reply, ToolUse
+
+__all__ = [
+    "FakeAnthropicServer",
+    "Exchange",
+    "FAULT_KINDS",
+    "TRANSIENT_FAULTS",
+    "MODEL_FAULTS",
+    "ERROR_FAULTS",
+]
+
+# kind -> (HTTP status, API error type, message). The SDK maps the status to its exception classes.
+ERROR_FAULTS: dict[str, tuple[int, str, str]] = {
+    "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    "overloaded": (529, "overloaded_error", "Overloaded"),
+    "server_error": (500, "api_error", "Internal server error"),
+    "bad_request": (400, "invalid_request_error", "messages: the request was rejected by an injected fault"),
+    "auth_error": (401, "authentication_error", "invalid x-api-key"),
+    "permission_denied": (403, "permission_error", "Your API key does not have permission to use this resource."),
+    "not_found": (404, "not_found_error", "model: not found"),
+}
+# Faults the caller is expected to retry (the SDK first, then the step).
+TRANSIENT_FAULTS = ("rate_limit", "overloaded", "server_error", "slow", "drop")
+# Faults in what the model says: the worker must turn them into tool results the model sees.
+MODEL_FAULTS = ("malformed_input", "malformed_types", "unknown_tool", "no_tool_call", "empty")
+FAULT_KINDS = frozenset(ERROR_FAULTS) | frozenset(TRANSIENT_FAULTS + MODEL_FAULTS) | {"refusal"}
+_RETRYABLE_STATUSES = {429, 500, 529}
+_BEDROCK_PREFIX = "/model/"
+
+Policy = Callable[[dict[str, Any]], Any]  # returns a Reply, or an awaitable of one
+
+
+@dataclass
+class Exchange:
+    """One request and what the server did with it."""
+
+    index: int
+    request: dict[str, Any]
+    fault: str | None = None
+    status: int | None = None  # None while in flight, or when the connection was dropped
+    body: dict[str, Any] | None = None  # the JSON answered (a message or an error)
+    dropped: bool = False
+    reply: Reply | None = None  # what the policy returned, when it was called
+
+
+def _default_policy(request: dict[str, Any]) -> Reply:
+    return Reply(text="ok")
+
+
+def _error_body(error_type: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": _new_id("req_")}
+
+
+def _new_id(prefix: str) -> str:
+    return prefix + "01" + uuid.uuid4().hex[:22]
+
+
+def _wrong_type(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "maybe"
+    if isinstance(value, (int, float)):
+        return "not a number"
+    if isinstance(value, str):
+        return 12345
+    return "not a list or object" if value is not None else 12345
+
+
+def _client_gone(sock: socket.socket) -> bool:
+    """True when the client closed the connection (it sends nothing else while awaiting a reply)."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except ConnectionError:
+        return True
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        """Quiet: the exchanges are recorded on the server object instead."""
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        self.server.fake._handle(self)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_json(404, _error_body("not_found_error", f"{self.path}: only POST /v1/messages is served"))
+
+    def send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", body.get("request_id") or body.get("id") or "")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+            return False
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], fake: FakeAnthropicServer):
+        self.fake = fake
+        self.open_sockets: set[socket.socket] = set()
+        self.sockets_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.sockets_lock:
+            self.open_sockets.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.sockets_lock:
+            self.open_sockets.discard(request)
+        super().shutdown_request(request)
+
+    def close_open_connections(self) -> None:
+        # Keep-alive handler threads would otherwise keep answering after stop().
+        with self.sockets_lock:
+            sockets, self.open_sockets = list(self.open_sockets), set()
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed by the client
+                pass
+
+
+class FakeAnthropicServer:
+    """Messages API on 127.0.0.1:random, answering with ``policy(request) -> Reply``.
+
+    Args:
+        policy: sync or async callable; called with the parsed JSON body. Calls are serialised (one
+            at a time) unless ``serialize_policy=False``, so a stateful policy needs no lock.
+        latency_s: fixed delay before every answer (0: answer at once).
+        slow_s: how long a "slow" fault stalls; set it above the client's timeout.
+        retry_after_ms: sent as ``retry-after-ms`` on 429/500/529 so the SDK retries quickly; None to
+            leave the SDK's own exponential backoff.
+        min_cache_tokens: shortest prefix the prompt-cache model caches (Sonnet: 1024).
+        api_key: when set, requests with another ``x-api-key`` get a 401.
+        validate: answer requests the API would reject with a 400 (True by default).
+        model: the ``model`` reported in replies (default: the one requested).
+    """
+
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        *,
+        latency_s: float = 0.0,
+        slow_s: float = 5.0,
+        retry_after_ms: int | None = 10,
+        min_cache_tokens: int = 1024,
+        api_key: str | None = None,
+        validate: bool = True,
+        model: str | None = None,
+        serialize_policy: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ):
+        self.policy: Policy = policy or _default_policy
+        self.latency_s = latency_s
+        self.slow_s = slow_s
+        self.retry_after_ms = retry_after_ms
+        self.api_key = api_key
+        self.validate = validate
+        self.model = model
+        self.fault_policy: Callable[[int], str | None] | None = None
+        self.exchanges: list[Exchange] = []
+        self.policy_errors: list[BaseException] = []
+        self._cache = PromptCache(min_cache_tokens)
+        self._faults: deque[str] = deque()
+        self._lock = threading.Lock()
+        self._policy_lock = threading.Lock() if serialize_policy else None
+        self._stopping = threading.Event()
+        self._address = (host, port)
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._unknown_tool_names = itertools.count(1)
+
+    # ----------------------------------------------------------------------------------- lifecycle
+    def start(self) -> FakeAnthropicServer:
+        if self._httpd is None:
+            self._stopping.clear()
+            self._httpd = _HTTPServer(self._address, self)
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._stopping.set()  # wakes handlers sleeping in "slow" or latency
+        self._httpd.shutdown()
+        self._httpd.close_open_connections()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> FakeAnthropicServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeAnthropicServer:
+        return self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await asyncio.to_thread(self.stop)
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("FakeAnthropicServer is not running: use it as a context manager or call start()")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # -------------------------------------------------------------------------------------- faults
+    def inject(self, kind: str, times: int = 1) -> None:
+        """Queue ``times`` faults of ``kind``; each is consumed by the next request."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(sorted(FAULT_KINDS))}")
+        if times < 1:
+            raise ValueError(f"times must be >= 1, got {times}")
+        with self._lock:
+            self._faults.extend([kind] * times)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+        self.fault_policy = None
+
+    def set_fault_rate(self, rate: float, kinds: Iterable[str] = TRANSIENT_FAULTS, seed: int = 0) -> None:
+        """Fault a ``rate`` share of requests with a kind drawn from ``kinds``, reproducibly: the draw
+        depends only on the seed and the request index, not on timing."""
+        kinds = tuple(kinds)
+        unknown = [k for k in kinds if k not in FAULT_KINDS]
+        if unknown or not kinds or not 0.0 <= rate <= 1.0:
+            raise ValueError(f"need 0 <= rate <= 1 and known kinds; got rate={rate}, kinds={kinds}")
+
+        def draw(index: int) -> str | None:
+            rng = random.Random(seed * 1_000_003 + index)
+            return rng.choice(kinds) if rng.random() < rate else None
+
+        self.fault_policy = draw
+
+    def _next_fault(self, index: int) -> str | None:
+        with self._lock:
+            if self._faults:
+                return self._faults.popleft()
+        return self.fault_policy(index) if self.fault_policy else None
+
+    # ----------------------------------------------------------------------------------- recording
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request body received, in arrival order (faulted ones included)."""
+        with self._lock:
+            return [e.request for e in self.exchanges]
+
+    @property
+    def replies(self) -> list[dict[str, Any] | None]:
+        """What was answered to each request (a message or an error body; None if dropped/in flight)."""
+        with self._lock:
+            return [e.body for e in self.exchanges]
+
+    def reset(self) -> None:
+        """Forget recorded exchanges, queued faults and the prompt cache."""
+        with self._lock:
+            self.exchanges.clear()
+            self.policy_errors.clear()
+            self._faults.clear()
+        self._cache.clear()
+
+    # ------------------------------------------------------------------------------------ handling
+    def _handle(self, handler: _Handler) -> None:
+        path = urlsplit(handler.path).path
+        length = int(handler.headers.get("content-length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        if path != "/v1/messages" and not (path.startswith(_BEDROCK_PREFIX) and path.endswith("/invoke")):
+            handler.send_json(404, _error_body("not_found_error", f"{path}: only POST /v1/messages is served"))
+            return
+        try:
+            request = json.loads(raw)
+        except ValueError as error:
+            handler.send_json(400, _error_body("invalid_request_error", f"request body is not valid JSON: {error}"))
+            return
+        if not isinstance(request, dict):
+            handler.send_json(400, _error_body("invalid_request_error", "request body must be a JSON object"))
+            return
+        if path.startswith(_BEDROCK_PREFIX):  # Bedrock puts the model in the path
+            request.setdefault("model", unquote(path[len(_BEDROCK_PREFIX) : -len("/invoke")]))
+        with self._lock:
+            exchange = Exchange(index=len(self.exchanges), request=request)
+            self.exchanges.append(exchange)
+        exchange.fault = self._next_fault(exchange.index)
+        status, body, headers = self._answer(handler, exchange)
+        if status is None:
+            exchange.dropped = True
+            handler.close_connection = True
+            return
+        if self.latency_s > 0:
+            self._stopping.wait(self.latency_s)
+        exchange.status, exchange.body = status, body
+        if not handler.send_json(status, body, headers):
+            exchange.dropped = True
+
+    def _answer(
+        self, handler: _Handler, exchange: Exchange
+    ) -> tuple[int | None, dict[str, Any], dict[str, str]]:
+        request, fault = exchange.request, exchange.fault
+        if self.api_key is not None and handler.headers.get("x-api-key") != self.api_key:
+            return 401, _error_body("authentication_error", "invalid x-api-key"), {}
+        if fault == "drop":
+            return None, {}, {}
+        if fault == "slow":
+            self._stopping.wait(self.slow_s)
+            if self._stopping.is_set() or _client_gone(handler.connection):
+                return None, {}, {}
+        if fault in ERROR_FAULTS:
+            status, error_type, message = ERROR_FAULTS[fault]
+            headers = {}
+            if status in _RETRYABLE_STATUSES and self.retry_after_ms is not None:
+                headers["retry-after-ms"] = str(self.retry_after_ms)
+            return status, _error_body(error_type, message), headers
+        problem = validate_request(request) if self.validate else None
+        if problem is not None:
+            return 400, _error_body("invalid_request_error", problem), {}
+        try:
+            reply = self._reply_for(exchange)
+        except Exception as error:  # a broken policy surfaces as a 400 naming it, never retried
+            self.policy_errors.append(error)
+            message = f"fake server: the policy raised {type(error).__name__}: {error}"
+            return 400, _error_body("invalid_request_error", message), {}
+        return 200, self._message_body(request, reply, fault), {}
+
+    def _call_policy(self, request: dict[str, Any]) -> Reply:
+        def call() -> Any:
+            result = self.policy(request)
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
+            return result
+
+        if self._policy_lock is not None:
+            with self._policy_lock:
+                result = call()
+        else:
+            result = call()
+        if not isinstance(result, Reply):
+            raise TypeError(f"policy must return a Reply, got {type(result).__name__}")
+        return result
+
+    def _reply_for(self, exchange: Exchange) -> Reply:
+        request, fault = exchange.request, exchange.fault
+        tool_names = [t.get("name") for t in request.get("tools") or [] if isinstance(t, dict)]
+        if fault == "unknown_tool":
+            name = f"not_a_tool_{next(self._unknown_tool_names)}"
+            return Reply(tool_uses=[ToolUse(name=name, input={})])
+        if fault == "no_tool_call":
+            return Reply(text="I looked at the page and I think everything is fine.", stop_reason="end_turn")
+        if fault == "empty":
+            return Reply(stop_reason="end_turn")
+        if fault == "refusal":
+            return Reply(stop_reason="refusal")
+        reply = self._call_policy(request)
+        exchange.reply = reply
+        if fault in ("malformed_input", "malformed_types"):
+            uses = [ToolUse(u.name, u.input, u.id) for u in reply.tool_uses] or [
+                ToolUse(name=(tool_names or ["tool"])[0], input={})
+            ]
+            first = uses[0]
+            if fault == "malformed_input":
+                first.input = json.dumps(first.input)[: max(1, len(json.dumps(first.input)) // 2)]
+            else:
+                items = first.input.items() if isinstance(first.input, dict) else ()
+                first.input = {k: _wrong_type(v) for k, v in items} or {"unexpected_field": 1}
+            reply = Reply(text=reply.text, tool_uses=uses, stop_reason=reply.stop_reason)
+        return reply
+
+    def _message_body(self, request: dict[str, Any], reply: Reply, fault: str | None) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
+        for use in reply.tool_uses:
+            content.append({"type": "tool_use", "id": use.id or _new_id("toolu_"), "name": use.name, "input": use.input})
+        stop_reason = reply.stop_reason or ("tool_use" if reply.tool_uses else "end_turn")
+        input_tokens, cache_read, cache_write = self._cache.usage(request)
+        body: dict[str, Any] = {
+            "id": _new_id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": self.model or request.get("model") or "fake-model",
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": max(1, estimate_tokens(content)),
+                "cache_read_input_tokens": cache_read,
+                "cache_creation_input_tokens": cache_write,
+            },
+        }
+        if stop_reason == "refusal":
+            body["stop_details"] = {"type": "refusal", "category": None, "explanation": "injected refusal fault"}
+        return body
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
