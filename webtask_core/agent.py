@@ -1,0 +1,211 @@
+"""The user-facing Agent: a browser, a worker, resources, and (optionally) a persisted conversation.
+
+    async with Agent(llm, start_url="https://shop.example") as agent:
+        agent.add_resource("listing_image_1", "photos/1.jpg")
+        result = await agent.do("List the item ...", output_schema=Listing)
+
+``async with`` always closes what the agent opened (its own Browser when none was given, or the tab
+it opened in a given Browser). A BrowserSession passed in stays the caller's to close.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pydantic import BaseModel, Field
+
+from webtask_core.errors import ActionError, ConfigError
+from webtask_core.llm.types import LLM, Usage
+from webtask_core.resources import Resource, ResourceSet
+from webtask_core.session import Step, WorkerSession, WorkerStatus
+from webtask_core.task_context import TaskContext
+from webtask_core.tools import OutputSchema
+from webtask_core.worker import Worker, WorkerOptions
+
+if TYPE_CHECKING:
+    from webtask_core.browser import Browser, BrowserConfig, BrowserSession
+
+__all__ = ["Agent", "AgentResult", "StepOutcome"]
+
+PathLike = str | os.PathLike[str]
+
+
+class AgentResult(BaseModel):
+    status: WorkerStatus
+    output: Any = None  # an instance of the output schema's model class when one was given
+    feedback: str = ""
+    steps: int = 0
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is WorkerStatus.completed
+
+
+class StepOutcome(NamedTuple):
+    step: Step
+    finished: bool
+
+
+class Agent:
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        browser: "Browser | BrowserSession | None" = None,
+        browser_config: "BrowserConfig | None" = None,
+        persist_context: bool = False,
+        resources: Mapping[str, PathLike] | None = None,
+        start_url: str | None = None,
+        options: WorkerOptions | None = None,
+    ):
+        if browser is not None and browser_config is not None:
+            raise ConfigError("browser_config", "give either browser= or browser_config=, not both")
+        if start_url is not None and not (isinstance(start_url, str) and start_url.strip()):
+            raise ConfigError("start_url", "must be a non-empty URL string")
+        self.llm = llm
+        self.persist_context = persist_context
+        self.start_url = start_url
+        self._browser_config = browser_config
+        self._browser: Browser | None = None
+        self._session: BrowserSession | None = None
+        self._owns_browser = self._owns_session = False
+        if browser is not None:
+            if hasattr(browser, "new_session"):
+                self._browser = browser  # type: ignore[assignment]
+            elif hasattr(browser, "observe"):
+                self._session = browser  # type: ignore[assignment]
+            else:
+                raise ConfigError("browser", f"expected a Browser or a BrowserSession, got {type(browser).__name__}")
+        self._resources = ResourceSet(resources)
+        self.worker = Worker(llm, self._current_session, options=options)
+        self.last_session: WorkerSession | None = None
+        self.last_result: AgentResult | None = None
+        self.task_context: TaskContext | None = None
+        self._visit_start_url = False
+
+    # ---- browser lifecycle ----
+
+    async def __aenter__(self) -> "Agent":
+        await self._ensure_session()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the tab and browser this agent opened (never ones the caller passed in)."""
+        session = self._session if self._owns_session else None
+        browser = self._browser if self._owns_browser else None
+        if self._owns_session:
+            self._session = None
+        if self._owns_browser:
+            self._browser = None
+        self._owns_session = self._owns_browser = False
+        try:
+            if session is not None:
+                await session.close()
+        finally:
+            if browser is not None:
+                await browser.close()
+
+    def _current_session(self) -> "BrowserSession":
+        if self._session is None:
+            raise RuntimeError("the agent has no browser session yet (use `async with Agent(...)` or do())")
+        return self._session
+
+    async def _ensure_session(self) -> "BrowserSession":
+        if self._session is not None:
+            return self._session
+        if self._browser is None:
+            from webtask_core.browser import Browser, BrowserConfig
+
+            self._browser = await Browser.launch(self._browser_config or BrowserConfig())
+            self._owns_browser = True
+        self._session = await self._browser.new_session()
+        self._owns_session = True
+        return self._session
+
+    # ---- resources (agent-scoped; a task's own resources win on a name clash) ----
+
+    def add_resource(self, name: str, path: PathLike) -> Resource:
+        return self._resources.add(name, path)
+
+    def set_resources(self, resources: Mapping[str, PathLike]) -> None:
+        self._resources = ResourceSet(resources)  # validated in full before replacing
+
+    def clear_resources(self) -> None:
+        self._resources.clear()
+
+    def get_resource(self, name: str) -> Resource | None:
+        return self._resources.get(name)
+
+    @property
+    def resources(self) -> list[str]:
+        return self._resources.names()
+
+    # ---- tasks ----
+
+    async def do(
+        self,
+        task: str,
+        max_steps: int = 20,
+        resources: Mapping[str, PathLike] | None = None,
+        output_schema: OutputSchema = None,
+    ) -> AgentResult:
+        """Run a task to its end; with persist_context it continues the last task's conversation."""
+        self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema)
+        while True:
+            outcome = await self.run_step()
+            if outcome.finished:
+                assert self.last_result is not None
+                return self.last_result
+
+    def set_task(
+        self,
+        task: str,
+        *,
+        max_steps: int = 20,
+        resources: Mapping[str, PathLike] | None = None,
+        output_schema: OutputSchema = None,
+    ) -> TaskContext:
+        """Start a task for step-by-step use with :meth:`run_step` (replaces an unfinished one)."""
+        previous = self.last_session if self.persist_context else None
+        self.task_context = self.worker.start(
+            task,
+            resources=self._resources.merged(ResourceSet(resources)),
+            output_schema=output_schema,
+            max_steps=max_steps,
+            previous_session=previous,
+        )
+        self._visit_start_url = self.start_url is not None and previous is None
+        return self.task_context
+
+    async def run_step(self) -> StepOutcome:
+        """One step of the current task; when it ends, ``last_session`` / ``last_result`` are set."""
+        ctx = self.task_context
+        if ctx is None:
+            raise RuntimeError("no task: call set_task() first")
+        if ctx.finished:
+            raise RuntimeError("the task is finished; call set_task() for another")
+        session = await self._ensure_session()
+        if self._visit_start_url:
+            try:
+                await session.navigate(self.start_url)  # type: ignore[arg-type]
+            except ActionError as exc:
+                raise ConfigError("start_url", f"cannot open {self.start_url!r}: {exc}") from exc
+            self._visit_start_url = False
+        step = await self.worker.step(ctx)
+        if ctx.finished:
+            session_record = await self.worker.finish(ctx)
+            self.last_session = session_record
+            self.last_result = AgentResult(
+                status=session_record.status,
+                output=ctx.output_spec.to_user(session_record.output),
+                feedback=session_record.feedback,
+                steps=session_record.steps_used,
+                usage=session_record.usage,
+            )
+        return StepOutcome(step, ctx.finished)

@@ -1,0 +1,156 @@
+"""The tool base class, the per-step state tools share, and concise validation messages.
+
+A tool is a small class: a ``name``, a ``description``, a pydantic ``Params`` model (its JSON schema
+is what the model sees) and ``async run(params, ctx) -> str``. What the model got wrong raises
+:class:`~webtask_core.errors.ActionError`; the runner turns it into an error tool result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from webtask_core.errors import ActionError
+from webtask_core.llm.types import ToolSpec
+from webtask_core.resources import ResourceSet
+
+if TYPE_CHECKING:
+    from webtask_core.browser import BrowserSession
+    from webtask_core.session import WorkerStatus
+    from webtask_core.tools.control import OutputSpec
+
+__all__ = [
+    "Tool",
+    "ToolParams",
+    "ToolContext",
+    "StepState",
+    "compact_schema",
+    "validation_message",
+    "SECRET_PLACEHOLDER",
+]
+
+SECRET_PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_\-.]*)\}\}")
+
+
+class ToolParams(BaseModel):
+    """Base of every tool's parameters: unknown parameters are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class StepState:
+    """What the control tools change during one step; committed to the task only if the step succeeds."""
+
+    output: Any = None
+    has_output: bool = False
+    output_error: str | None = None  # the last set_output in this step was invalid
+    status: "WorkerStatus | None" = None
+    feedback: str = ""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use while it runs: the page, the task's resources and output spec, the step."""
+
+    session: "BrowserSession"
+    resources: ResourceSet
+    output_spec: "OutputSpec"
+    state: StepState
+    secrets: Mapping[str, str] = field(default_factory=dict)
+
+    def reveal(self, text: str) -> str:
+        """Replace ``{{secret:NAME}}`` placeholders by their values (only when secrets are configured)."""
+        if not self.secrets:
+            return text
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in self.secrets:
+                known = ", ".join(sorted(self.secrets)) or "none"
+                raise ActionError(f"unknown secret {name!r} in placeholder; known secrets: {known}")
+            return self.secrets[name]
+
+        return SECRET_PLACEHOLDER.sub(substitute, text)
+
+    def mask(self, text: str) -> str:
+        """Put placeholders back in place of secret values, so results never show a secret."""
+        for name, value in self.secrets.items():
+            if value:
+                text = text.replace(value, "{{secret:" + name + "}}")
+        return text
+
+
+class Tool:
+    """One tool the model can call."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type[ToolParams]] = ToolParams
+    # True for tools that drive the page (they need a live browser); False for set_output etc.
+    uses_browser: ClassVar[bool] = True
+
+    def input_schema(self) -> dict[str, Any]:
+        return compact_schema(self.Params.model_json_schema())
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema())
+
+    def parse(self, raw: Mapping[str, Any]) -> Any:
+        """Validated parameters, or an ActionError with pydantic's message, short."""
+        try:
+            return self.Params.model_validate(dict(raw))
+        except ValidationError as exc:
+            raise ActionError(f"invalid input for {self.name}: {validation_message(exc)}") from None
+
+    async def run(self, params: Any, ctx: ToolContext) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def element_of(params: Any) -> str | None:
+        """The element id a call targets, if any (calls on elements are skipped after a page change)."""
+        value = getattr(params, "element_id", None)
+        return value if isinstance(value, str) else None
+
+
+def validation_message(exc: ValidationError, limit: int = 4) -> str:
+    parts: list[str] = []
+    for error in exc.errors()[:limit]:
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        text = f"{where}: {error['msg']}"
+        if error["type"] not in ("missing", "extra_forbidden"):
+            text += f" (got {error.get('input')!r:.60})"
+        parts.append(text)
+    extra = len(exc.errors()) - limit
+    return "; ".join(parts) + (f"; and {extra} more" if extra > 0 else "")
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles and fold ``X | None`` into ``X``: fewer tokens, same meaning to the model."""
+
+    def clean(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, dict):
+            if in_properties:
+                return {key: clean(value) for key, value in node.items()}
+            result = {}
+            for key, value in node.items():
+                if key == "title":
+                    continue
+                result[key] = clean(value, in_properties=(key in ("properties", "$defs")))
+            options = result.get("anyOf")
+            if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+                other = next(option for option in options if option != {"type": "null"})
+                del result["anyOf"]
+                result = {**other, **result}
+            if result.get("default", ...) is None:
+                del result["default"]
+            return result
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        return node
+
+    return clean(schema)

@@ -1,0 +1,234 @@
+"""Tools that drive the page. Each is a thin, typed front for one BrowserSession method."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from webtask_core.tools.base import Tool, ToolContext, ToolParams
+
+__all__ = [
+    "NavigateTool",
+    "ClickTool",
+    "FillTool",
+    "TypeTool",
+    "SelectOptionTool",
+    "CheckTool",
+    "PressKeyTool",
+    "ScrollTool",
+    "HoverTool",
+    "GoBackTool",
+    "SwitchTabTool",
+    "WaitForTool",
+    "UploadTool",
+    "BROWSER_TOOLS",
+    "WAIT_FOR_MAX_S",
+]
+
+WAIT_FOR_MAX_S = 15.0
+
+
+
+def _element_id() -> Any:
+    return Field(description="Id of an element in the current page state, e.g. button-3.")
+
+
+def _optional_element_id() -> Any:
+    return Field(default=None, description="Id of an element in the current page state.")
+
+
+class NavigateTool(Tool):
+    name = "navigate"
+    description = "Open a URL in the current tab. Use only URLs the task or the page gives you."
+
+    class Params(ToolParams):
+        url: str = Field(description="Absolute http(s) URL.")
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.navigate(params.url)
+
+
+class ClickTool(Tool):
+    name = "click"
+    description = "Click an element (buttons, links, checkboxes, menu items, any clickable element)."
+
+    class Params(ToolParams):
+        element_id: str = _element_id()
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.click(params.element_id)
+
+
+class FillTool(Tool):
+    name = "fill"
+    description = "Replace the value of a text input or textarea with the given text."
+
+    class Params(ToolParams):
+        element_id: str = _element_id()
+        text: str = Field(description="The new value. Secret placeholders are typed as-is.")
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return ctx.mask(await ctx.session.fill(params.element_id, ctx.reveal(params.text)))
+
+
+class TypeTool(Tool):
+    name = "type"
+    description = (
+        "Type text with the keyboard, key by key, into the given element or the focused one. Use it "
+        "for fields that react to keystrokes (autocomplete, search as you type); fill is faster."
+    )
+
+    class Params(ToolParams):
+        text: str = Field(description="Text to type. Secret placeholders are typed as-is.")
+        element_id: str | None = _optional_element_id()
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        message = await ctx.session.type(ctx.reveal(params.text), element_id=params.element_id)
+        return ctx.mask(message)
+
+
+class SelectOptionTool(Tool):
+    name = "select_option"
+    description = "Choose an option of a <select> element, by its visible label or its value."
+
+    class Params(ToolParams):
+        element_id: str = _element_id()
+        option: str = Field(description="The option's label or value.")
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.select_option(params.element_id, params.option)
+
+
+class CheckTool(Tool):
+    name = "check"
+    description = "Set a checkbox or radio button to checked (or unchecked with checked=false)."
+
+    class Params(ToolParams):
+        element_id: str = _element_id()
+        checked: bool = True
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.check(params.element_id, checked=params.checked)
+
+
+class PressKeyTool(Tool):
+    name = "press_key"
+    description = (
+        "Press a key or combination (Enter, Escape, Tab, ArrowDown, Control+A) on the given element "
+        "or the focused one."
+    )
+
+    class Params(ToolParams):
+        key: str = Field(description="Playwright key name, e.g. Enter or Control+A.")
+        element_id: str | None = _optional_element_id()
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.press_key(params.key, element_id=params.element_id)
+
+
+class ScrollTool(Tool):
+    name = "scroll"
+    description = "Scroll the page (or a scrollable element) up or down by a number of viewport heights."
+
+    class Params(ToolParams):
+        direction: Literal["up", "down"]
+        amount: float = Field(default=1.0, gt=0, le=10, description="In viewport heights.")
+        element_id: str | None = _optional_element_id()
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.scroll(
+            direction=params.direction, amount=params.amount, element_id=params.element_id
+        )
+
+
+class HoverTool(Tool):
+    name = "hover"
+    description = "Move the mouse over an element (to open hover menus or tooltips)."
+
+    class Params(ToolParams):
+        element_id: str = _element_id()
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.hover(params.element_id)
+
+
+class GoBackTool(Tool):
+    name = "go_back"
+    description = "Go back to the previous page in this tab's history."
+
+    class Params(ToolParams):
+        pass
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.go_back()
+
+
+class SwitchTabTool(Tool):
+    name = "switch_tab"
+    description = "Make another open tab the active one (indexes are listed under Open tabs in <history>)."
+
+    class Params(ToolParams):
+        tab_index: int = Field(ge=0)
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.switch_tab(params.tab_index)
+
+
+class WaitForTool(Tool):
+    name = "wait_for"
+    description = (
+        "Wait until a text appears on the page or an element becomes visible, at most timeout_s "
+        f"seconds (≤ {WAIT_FOR_MAX_S:g}). With neither, wait for the page to settle."
+    )
+
+    class Params(ToolParams):
+        text: str | None = Field(default=None, description="Text to wait for.")
+        element_id: str | None = _optional_element_id()
+        timeout_s: float = Field(default=5.0, gt=0, le=WAIT_FOR_MAX_S)
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.session.wait_for(
+            text=params.text, element_id=params.element_id, timeout_s=params.timeout_s
+        )
+
+
+class UploadTool(Tool):
+    name = "upload"
+    description = (
+        "Upload files to a file input (it may be hidden): give the input's element id and one or "
+        "more resource names from <resources>. Several names upload several files at once."
+    )
+
+    class Params(ToolParams):
+        element_id: str = Field(description="Id of the <input type=file> element.")
+        resources: list[str] = Field(min_length=1, description="Resource names from <resources>.")
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        # Check every name (and that its file still exists) before touching the page.
+        resources = [ctx.resources.lookup(name) for name in params.resources]
+        paths = [resource.checked_path() for resource in resources]
+        message = await ctx.session.set_input_files(params.element_id, paths)
+        names = ", ".join(resource.name for resource in resources)
+        # The browser's message may name files by path; the model only ever sees resource names.
+        for resource in resources:
+            message = message.replace(str(resource.path), resource.name)
+            message = message.replace(resource.path.name, resource.name)
+        return f"{message} (resources: {names})"
+
+
+BROWSER_TOOLS: tuple[type[Tool], ...] = (
+    NavigateTool,
+    ClickTool,
+    FillTool,
+    TypeTool,
+    SelectOptionTool,
+    CheckTool,
+    PressKeyTool,
+    ScrollTool,
+    HoverTool,
+    GoBackTool,
+    SwitchTabTool,
+    WaitForTool,
+    UploadTool,
+)

@@ -1,0 +1,130 @@
+"""The tool registry: names → tools, specs for the model, and running one reply's calls in order.
+
+Running a reply's calls follows three rules, so the model never acts on a page it has not seen:
+
+- a call the model got wrong (unknown tool, input that is not an object, bad parameters, an
+  ActionError from the page) becomes an error result, and the calls after it are skipped;
+- after a call that moved the page to another URL, calls that name an element id are skipped (ids
+  belong to the page state the model saw);
+- after ``complete`` or ``abort`` nothing else runs.
+
+TransientError (model or browser infrastructure) is not caught: it propagates to the step's caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from webtask_core.errors import ActionError
+from webtask_core.llm.types import ToolCall, ToolSpec
+from webtask_core.tools.base import Tool, ToolContext
+from webtask_core.tools.browser_tools import BROWSER_TOOLS
+from webtask_core.tools.control import AbortTool, CompleteTool, OutputSpec, SetOutputTool
+
+__all__ = ["CallOutcome", "ToolRegistry"]
+
+
+@dataclass
+class CallOutcome:
+    call: ToolCall
+    ok: bool
+    message: str
+    url: str  # the page URL after the call
+    skipped: bool = False
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool]):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self._tools[tool.name] = tool
+        self._specs = [tool.spec() for tool in self._tools.values()]
+
+    @classmethod
+    def default(cls, output_spec: OutputSpec | None = None) -> "ToolRegistry":
+        """The §4 tool set; set_output's schema is the task's output schema."""
+        tools: list[Tool] = [tool_class() for tool_class in BROWSER_TOOLS]
+        tools += [SetOutputTool(output_spec or OutputSpec()), CompleteTool(), AbortTool()]
+        return cls(tools)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def parse(self, call: ToolCall) -> tuple[Tool, Any]:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            raise ActionError(
+                f"unknown tool {call.name!r}; the tools are: {', '.join(self._tools)}"
+            )
+        if not isinstance(call.input, dict):
+            raise ActionError(
+                f"input for {call.name} must be a JSON object of its parameters, got "
+                f"{_json_type(call.input)}: {str(call.input)[:80]!r}"
+            )
+        return tool, tool.parse(call.input)
+
+    async def run_calls(
+        self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str
+    ) -> list[CallOutcome]:
+        """Run one reply's calls in order (see the module docstring for the rules)."""
+        outcomes: list[CallOutcome] = []
+        failed: str | None = None
+        moved_to: str | None = None
+        for call in calls:
+            if ctx.state.status is not None:
+                ended = f"not run: the task already ended ({ctx.state.status.value})"
+                outcomes.append(self._skip(call, ctx, ended))
+                continue
+            if failed is not None:
+                outcomes.append(
+                    self._skip(call, ctx, f"not run: an earlier call in this turn ({failed}) failed")
+                )
+                continue
+            try:
+                tool, params = self.parse(call)
+                element_id = tool.element_of(params)
+                if moved_to is not None and element_id is not None:
+                    outcomes.append(
+                        self._skip(
+                            call,
+                            ctx,
+                            f"not run: the page changed to {moved_to} after an earlier call in this "
+                            f"turn, so {element_id} from the old page state does not apply; use the "
+                            "ids of the new page state",
+                        )
+                    )
+                    continue
+                message = await tool.run(params, ctx)
+            except ActionError as exc:
+                failed = call.name
+                outcomes.append(CallOutcome(call, ok=False, message=str(exc), url=_url(ctx)))
+                continue
+            url = _url(ctx)
+            if tool.uses_browser and url != page_url:
+                moved_to = url
+            outcomes.append(CallOutcome(call, ok=True, message=message or "done", url=url))
+        return outcomes
+
+    @staticmethod
+    def _skip(call: ToolCall, ctx: ToolContext, message: str) -> CallOutcome:
+        return CallOutcome(call, ok=False, message=message, url=_url(ctx), skipped=True)
+
+
+def _url(ctx: ToolContext) -> str:
+    return ctx.session.url
+
+
+def _json_type(value: Any) -> str:
+    names = {str: "a string", list: "an array", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)

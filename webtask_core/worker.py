@@ -1,0 +1,303 @@
+"""The worker loop: start a task, run steps, finish. Holds no state between calls.
+
+One step = observe the page, one model call, run the reply's tool calls in order, record everything.
+:meth:`Worker.step` is what the Prefect layer wraps as a retryable task: it builds the step record
+locally and commits it to the TaskContext only at its very end, so a step that raised a
+TransientError can simply be called again (it observes the page afresh and never records twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import time
+from collections.abc import Callable, Mapping
+from os import PathLike
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from webtask_core.errors import ConfigError
+from webtask_core.history import ActionRecord, StuckThresholds, page_key
+from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolResult
+from webtask_core.prompt_set import PromptSet
+from webtask_core.resources import ResourceSet
+from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerSession, WorkerStatus
+from webtask_core.task_context import TaskContext
+from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext
+
+if TYPE_CHECKING:
+    from webtask_core.browser import BrowserSession
+
+__all__ = ["Worker", "WorkerOptions", "SessionProvider"]
+
+SessionProvider = Callable[[], "BrowserSession"]
+NO_TOOL_CALL = "(no tool call)"
+
+
+class WorkerOptions(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    prompts: PromptSet | str = "worker"  # a packaged set name, a YAML path, or a PromptSet
+    screenshots: bool = True  # send the marked screenshot to the model and keep thumbnails
+    screenshot_quality: int = Field(default=70, ge=10, le=95)
+    thumbnail_width: int = Field(default=400, ge=64)
+    stuck: StuckThresholds = Field(default_factory=StuckThresholds)
+    # Values for {{secret:NAME}} placeholders in fill/type; the model never sees them.
+    secrets: dict[str, SecretStr] = Field(default_factory=dict)
+
+
+class Worker:
+    """``Worker(llm, browser_session_or_provider, options)``; then ``do`` or start/step/finish."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        browser: "BrowserSession | SessionProvider",
+        *,
+        options: WorkerOptions | None = None,
+    ):
+        self.llm = llm
+        # A provider lets the caller swap in a relaunched browser between (retried) steps.
+        self._provider: SessionProvider = browser if callable(browser) else (lambda: browser)
+        self.options = options or WorkerOptions()
+        self.prompts = PromptSet.resolve(self.options.prompts)
+        self.system = self.prompts.render("system")
+        self._secrets = {name: value.get_secret_value() for name, value in self.options.secrets.items()}
+
+    @property
+    def session(self) -> "BrowserSession":
+        return self._provider()
+
+    # ---- the three parts ----
+
+    def start(
+        self,
+        task: str,
+        *,
+        resources: ResourceSet | Mapping[str, str | PathLike[str]] | None = None,
+        output_schema: OutputSchema = None,
+        max_steps: int = 20,
+        previous_session: WorkerSession | None = None,
+    ) -> TaskContext:
+        """A new TaskContext. Checks the caller's input; touches neither the browser nor the model."""
+        if not isinstance(task, str) or not task.strip():
+            raise ConfigError("task", "must be a non-empty string")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+            raise ConfigError("max_steps", f"must be a positive integer, got {max_steps!r}")
+        if previous_session is not None and not isinstance(previous_session, WorkerSession):
+            raise ConfigError("previous_session", "must be a WorkerSession (or None)")
+        if not isinstance(resources, ResourceSet):
+            resources = ResourceSet(resources)
+        return TaskContext(
+            task.strip(),
+            prompts=self.prompts,
+            resources=resources,
+            output_spec=OutputSpec(output_schema),
+            max_steps=max_steps,
+            previous_session=previous_session,
+            thresholds=self.options.stuck,
+        )
+
+    async def step(self, ctx: TaskContext) -> Step:
+        """Observe, one model call, act, record. Raises TransientError with the context untouched."""
+        if ctx.finished:
+            raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
+        started = time.perf_counter()
+        index = ctx.next_index
+        session = self.session
+
+        observation = await session.observe()
+        shot = await self._screenshot(session, marks=True)
+        observed = time.perf_counter()
+        history = ctx.history.with_page(
+            page_key(observation.url, observation.tree, observation.scroll), observation.url
+        )
+        warnings = history.warnings()
+        thumbnail = self._start_thumbnail(shot)
+        collapsed = ctx.collapsed_page(observation.url, observation.title, index)
+
+        stop = history.hard_stop_reason()
+        if stop is not None:  # the page has not changed for too long: end before another model call
+            step = Step(
+                index=index, url=observation.url, title=observation.title, warnings=warnings,
+                error=stop, screenshot=await thumbnail,
+                timings=_timings(started, observed, observed, observed),
+            )
+            state = StepState(status=WorkerStatus.aborted, feedback=stop)
+            ctx.commit(step, history=history, collapsed_page=collapsed, assistant=None,
+                       next_user_blocks=[], state=state)
+            return step
+
+        shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
+        page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64)
+        try:
+            reply = await self.llm.complete(
+                system=self.system, messages=ctx.messages_for(page), tools=ctx.tools.specs()
+            )
+        except BaseException:
+            thumbnail.cancel()
+            raise
+        modelled = time.perf_counter()
+
+        state = ctx.step_state()
+        tool_ctx = ToolContext(
+            session=session, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
+            secrets=self._secrets,
+        )
+        try:
+            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url)
+        except BaseException:
+            ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
+            thumbnail.cancel()
+            raise
+        acted = time.perf_counter()
+
+        records = _action_records(index, outcomes, reply, observation.url)
+        history = history.with_actions(records)
+        if state.status is None:
+            stop = history.hard_stop_reason()
+            if stop is not None:
+                state.status, state.feedback = WorkerStatus.aborted, stop
+        assistant, next_user_blocks, error = self._reply_messages(reply, outcomes)
+        step = Step(
+            index=index,
+            url=observation.url,
+            title=observation.title,
+            model_text=reply.text,
+            tool_calls=[
+                ToolCallRecord(
+                    id=outcome.call.id, name=outcome.call.name, input=outcome.call.input,
+                    ok=outcome.ok, message=outcome.message,
+                )
+                for outcome in outcomes
+            ],
+            usage=reply.usage,
+            warnings=warnings,
+            error=error,
+            screenshot=await thumbnail,
+            timings=_timings(started, observed, modelled, acted),
+        )
+        ctx.commit(step, history=history, collapsed_page=collapsed, assistant=assistant,
+                   next_user_blocks=next_user_blocks, state=state)
+        step.timings.total_ms = _ms(started, time.perf_counter())
+        return step
+
+    async def finish(self, ctx: TaskContext, *, capture: bool = True) -> WorkerSession:
+        """The WorkerSession of a finished task; with ``capture``, the final page and screenshot."""
+        if not ctx.finished:
+            raise RuntimeError("the task is not finished yet; call step() until ctx.finished")
+        if not capture:
+            return ctx.to_session(final_url=ctx.current_url)
+        session = self.session
+        observation = await session.observe()
+        shot = await self._screenshot(session, marks=False)
+        return ctx.to_session(
+            final_url=observation.url,
+            final_dom=observation.tree,
+            final_screenshot=base64.b64encode(shot).decode("ascii") if shot is not None else None,
+        )
+
+    async def do(
+        self,
+        task: str,
+        previous_session: WorkerSession | None = None,
+        max_steps: int = 20,
+        *,
+        resources: ResourceSet | Mapping[str, str | PathLike[str]] | None = None,
+        output_schema: OutputSchema = None,
+    ) -> WorkerSession:
+        """Run a whole task: start, step until it ends, finish."""
+        ctx = self.start(
+            task, resources=resources, output_schema=output_schema, max_steps=max_steps,
+            previous_session=previous_session,
+        )
+        while not ctx.finished:
+            await self.step(ctx)
+        return await self.finish(ctx)
+
+    # ---- helpers ----
+
+    async def _screenshot(self, session: "BrowserSession", *, marks: bool) -> bytes | None:
+        if not self.options.screenshots:
+            return None
+        return await session.screenshot(
+            marks=marks, format="jpeg", quality=self.options.screenshot_quality
+        )
+
+    def _start_thumbnail(self, shot: bytes | None) -> "asyncio.Future[str | None]":
+        """Shrink the screenshot for the step record in a thread, while the model is thinking."""
+        if shot is None:
+            future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            future.set_result(None)
+            return future
+        return asyncio.ensure_future(asyncio.to_thread(_thumbnail, shot, self.options.thumbnail_width))
+
+    def _reply_messages(
+        self, reply: ModelReply, outcomes: list[CallOutcome]
+    ) -> tuple[Message, list[Block], str | None]:
+        """The assistant message to keep, the next user message's leading blocks, a step error."""
+        content: list[Block] = []
+        if reply.text.strip():
+            content.append(TextBlock(text=reply.text))
+        content.extend(reply.tool_calls)
+        if not reply.tool_calls:
+            if content:
+                note, error = self.prompts.render("tool_call_required"), "the reply called no tool"
+            else:
+                content = [TextBlock(text="(empty reply)")]
+                note, error = self.prompts.render("empty_reply"), "the reply was empty"
+            return Message(role="assistant", content=content), [TextBlock(text=note)], error
+        results: list[Block] = [
+            ToolResult(
+                tool_call_id=outcome.call.id,
+                content=[TextBlock(text=outcome.message or ("done" if outcome.ok else "failed"))],
+                is_error=not outcome.ok,
+            )
+            for outcome in outcomes
+        ]
+        return Message(role="assistant", content=content), results, None
+
+
+def _action_records(
+    index: int, outcomes: list[CallOutcome], reply: ModelReply, url: str
+) -> list[ActionRecord]:
+    now = time.time()
+    if not outcomes:
+        message = "the reply called no tool" if reply.text.strip() else "the reply was empty"
+        return [ActionRecord(step=index, tool=NO_TOOL_CALL, ok=False, message=message, url=url, at=now)]
+    return [
+        ActionRecord(
+            step=index, tool=outcome.call.name, params=outcome.call.input, ok=outcome.ok,
+            message=outcome.message, url=outcome.url, at=now, skipped=outcome.skipped,
+        )
+        for outcome in outcomes
+    ]
+
+
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000.0, 2)
+
+
+def _timings(started: float, observed: float, modelled: float, acted: float) -> StepTimings:
+    return StepTimings(
+        observe_ms=_ms(started, observed),
+        model_ms=_ms(observed, modelled),
+        act_ms=_ms(modelled, acted),
+        total_ms=_ms(started, time.perf_counter()),
+    )
+
+
+def _thumbnail(jpeg: bytes, width: int) -> str:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(jpeg)) as image:
+        height = max(1, round(image.height * width / max(1, image.width)))
+        image.draft("RGB", (width, height))  # let the JPEG decoder downscale: much faster
+        small = image.convert("RGB")
+        small.thumbnail((width, height))
+        buffer = io.BytesIO()
+        small.save(buffer, format="JPEG", quality=60)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
