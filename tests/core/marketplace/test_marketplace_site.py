@@ -76,7 +76,7 @@ async def test_invalid_price_is_reported_next_to_the_field(logged_in: Page, shop
         await expect(page.get_by_role("alert")).to_have_text("Please fix the errors below.")
         price = page.get_by_label("Price (USD)")
         await expect(price).to_have_attribute("aria-invalid", "true")
-        await expect(page.locator("#price-error")).to_have_text(message)
+        await expect(page.locator("#price-error")).to_have_text(f"Error: {message}")
         # Everything typed is kept (files cannot be, as on real sites).
         await expect(price).to_have_value(bad_price)
         await expect(page.get_by_label("Title")).to_have_value("Blue suede shoes")
@@ -95,12 +95,12 @@ async def test_non_image_and_missing_photos_are_rejected(logged_in: Page, shop: 
     await fill_listing_form(page, sku="SHOE-003", photos=[fake])
     await page.get_by_role("button", name="Next").click()
     await expect(page.locator("#photos-error")).to_have_text(
-        "“notes.jpg” is not an image. Add JPEG, PNG, GIF or WebP photos."
+        "Error: “notes.jpg” is not an image. Add JPEG, PNG, GIF or WebP photos."
     )
 
     await fill_listing_form(page, sku="SHOE-003", photos=[])
     await page.get_by_role("button", name="Next").click()
-    await expect(page.locator("#photos-error")).to_have_text("Add at least one photo.")
+    await expect(page.locator("#photos-error")).to_have_text("Error: Add at least one photo.")
     assert shop.listings() == []
 
 
