@@ -115,10 +115,20 @@ async def session_lock(
     limit cannot be used the block does not run. The lease is renewed while the block runs, and
     expires ``lease_duration`` seconds after a crashed holder stops renewing it.
     """
+    from prefect.client.schemas.objects import ConcurrencyLeaseHolder
     from prefect.concurrency.asyncio import concurrency
+    from prefect.context import FlowRunContext
 
     name = await ensure_session_lock_limit(session_key)
+    run = FlowRunContext.get()
+    # Naming the flow run as holder shows in the UI which run has the session.
+    holder = ConcurrencyLeaseHolder(type="flow_run", id=run.flow_run.id) if run and run.flow_run else None
     async with concurrency(
-        name, occupy=1, timeout_seconds=timeout_seconds, lease_duration=lease_duration, strict=True
+        name,
+        occupy=1,
+        timeout_seconds=timeout_seconds,
+        lease_duration=lease_duration,
+        strict=True,
+        holder=holder,
     ):
         yield

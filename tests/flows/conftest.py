@@ -23,6 +23,8 @@ os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
 for _name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "WEBTASK_S3_ENDPOINT_URL",
               "WEBTASK_AWS_CREDENTIALS_BLOCK", "WEBTASK_SESSION_STORE"):
     os.environ.pop(_name, None)
+# The harness server persists events in batches every 5 s by default; tests read events back.
+os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", "0.5")
 
 
 @pytest.fixture(scope="session", autouse=True)

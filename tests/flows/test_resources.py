@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from prefect import flow
 
 from flows.resources import downloaded_resources, fetch_resources, resource_folder
 from webtask_core.errors import ResourceError
@@ -120,11 +119,16 @@ async def test_aws_credentials_block_with_custom_endpoint(s3_endpoint, s3_client
         region_name="us-east-1",
         aws_client_parameters={"endpoint_url": s3_endpoint},
     ).asave("webtask-test-s3", overwrite=True)
-    async with downloaded_resources({"doc": f"s3://{s3_bucket}/block.txt"}, s3="webtask-test-s3") as paths:
-        assert paths["doc"].read_bytes() == b"via block"
+
+    @flow
+    async def uses_block() -> bytes:  # inside a flow run, as in production
+        async with downloaded_resources({"doc": f"s3://{s3_bucket}/block.txt"}, s3="webtask-test-s3") as paths:
+            return paths["doc"].read_bytes()
+
+    assert await uses_block() == b"via block"
 
 
-async def test_folder_removed_after_success_and_after_failure(s3_client, s3_bucket):
+async def test_folder_removed_after_success_and_after_failure(s3_client, s3_bucket, tmp_path):
     s3_client.put_object(Bucket=s3_bucket, Key="p.jpg", Body=b"p")
     uri = f"s3://{s3_bucket}/p.jpg"
     async with downloaded_resources({"p": uri}, s3=s3_client) as paths:
@@ -138,11 +142,13 @@ async def test_folder_removed_after_success_and_after_failure(s3_client, s3_buck
             raise RuntimeError("the run failed")
     assert not failed.parent.parent.exists()
 
-    leftover: list[Path] = []
+    # A failed check happens inside the folder's lifetime too: nothing is left behind.
+    parent = tmp_path / "runs"
+    parent.mkdir()
     with pytest.raises(ResourceError):
-        async with downloaded_resources({"p": uri, "q": f"s3://{s3_bucket}/q.jpg"}, s3=s3_client):
-            leftover.append(Path("unreachable"))
-    assert leftover == []
+        async with downloaded_resources({"p": uri, "q": f"s3://{s3_bucket}/q.jpg"}, s3=s3_client, parent=parent):
+            pytest.fail("the block must not run when a resource is missing")
+    assert list(parent.iterdir()) == []
 
 
 async def test_same_looking_resource_names_get_separate_folders(s3_client, s3_bucket, tmp_path):

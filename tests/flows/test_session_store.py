@@ -144,6 +144,27 @@ async def test_lock_serialises_two_holders_of_one_key():
     assert limit.limit == 1 and limit.active and limit.active_slots == 0
 
 
+async def test_two_flow_runs_with_one_key_take_turns(tmp_path):
+    """As in production: each run holds the key while it loads, works and saves the session."""
+    from prefect import flow
+
+    order: list[str] = []
+    store = LocalSessionStore(tmp_path)
+
+    @flow
+    async def run_with_session(label: str) -> None:
+        async with session_lock("flow-key"):
+            previous = await load_session("flow-key", store=store)
+            order.append(f"{label} saw {previous.session['label'] if previous else None}")
+            await asyncio.sleep(0.3)
+            await save_session("flow-key", {"label": label}, store=store)
+
+    await asyncio.wait_for(asyncio.gather(run_with_session("a"), run_with_session("b")), timeout=60)
+    # Whichever ran first, the second saw the first one's saved session: no interleaving.
+    first, second = order
+    assert first.endswith("saw None") and second.endswith(f"saw {first[0]}")
+
+
 async def test_lock_does_not_block_other_keys():
     other_inside = asyncio.Event()
 

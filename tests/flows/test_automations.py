@@ -1,0 +1,122 @@
+"""The `webtask-aborted` automation from deployments/ fires a real webhook on 127.0.0.1.
+
+The harness's ephemeral server runs Prefect's triggers and actions services, so the chain is the
+production one: flow emits the event → server triggers the automation → the actions service calls
+the custom-webhook notification block → our local HTTP server receives the POST.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from prefect import flow
+
+from flows.automations import create_automation_from_file, create_webhook_block, main
+from flows.events import emit_task_event
+from webtask_core.errors import ConfigError
+
+AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
+
+
+class WebhookReceiver:
+    def __init__(self) -> None:
+        self.posts: list[dict] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                receiver.posts.append(json.loads(self.rfile.read(length)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    async def wait_for(self, predicate, timeout_s: float = 60) -> list[dict]:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while asyncio.get_running_loop().time() < deadline:
+            matching = [p for p in self.posts if predicate(p)]
+            if matching:
+                return matching
+            await asyncio.sleep(0.25)
+        return []
+
+
+@pytest.fixture(scope="module")
+def webhook() -> Iterator[WebhookReceiver]:
+    receiver = WebhookReceiver()
+    receiver.thread.start()
+    try:
+        yield receiver
+    finally:
+        receiver.server.shutdown()
+        receiver.server.server_close()
+
+
+@flow
+async def listing_flow(sku: str) -> str:
+    from prefect.runtime import flow_run
+
+    emit_task_event("aborted", task=f"List {sku} on the marketplace", reason=f"no photo for {sku}",
+                    steps_used=4, max_steps=20, session_key="shop-demo")
+    return flow_run.id
+
+
+async def test_aborted_task_alert_reaches_the_webhook(webhook):
+    await create_webhook_block("webtask-test-alerts", webhook.url)
+    (automation_id,) = await create_automation_from_file(
+        AUTOMATION_FILE, notification_block="custom-webhook/webtask-test-alerts"
+    )
+    # Creating it again updates the same automation instead of doubling the alerts.
+    assert await create_automation_from_file(
+        AUTOMATION_FILE, notification_block="custom-webhook/webtask-test-alerts"
+    ) == [automation_id]
+
+    # A completed task must not alert; an aborted one must.
+    @flow
+    async def completed_flow() -> None:
+        emit_task_event("completed", task="List SKU-OK", reason="listed")
+
+    await completed_flow()
+    flow_run_id = await listing_flow("SKU-404")
+
+    posts = await webhook.wait_for(lambda p: "SKU-404" in p["body"])
+    assert len(posts) == 1, f"no alert for the aborted task within 60 s; got {webhook.posts}"
+    post = posts[0]
+    assert post["subject"] == "webtask aborted: List SKU-404 on the marketplace"
+    assert "Reason: no photo for SKU-404" in post["body"]
+    assert "Steps used: 4 of 20" in post["body"] and "Session key: shop-demo" in post["body"]
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        run_name = (await client.read_flow_run(flow_run_id)).name
+    assert f"Flow run: {run_name} ({flow_run_id})" in post["body"]  # the template looked the run up
+    assert post["text"].startswith(post["subject"])
+    assert not [p for p in webhook.posts if "SKU-OK" in p["body"]]
+
+
+async def test_unknown_block_is_a_clear_error():
+    with pytest.raises(ConfigError, match="no 'custom-webhook' block named 'nope'"):
+        await create_automation_from_file(AUTOMATION_FILE, notification_block="custom-webhook/nope")
+    with pytest.raises(ConfigError, match="must look like"):
+        await create_automation_from_file(AUTOMATION_FILE, notification_block="nope")
+
+
+def test_command_line(webhook, capsys):
+    # Sync test: the commands run their own event loop, as they do from a shell.
+    assert main(["webhook-block", "webtask-cli-alerts", webhook.url]) == 0
+    assert main(["create", str(AUTOMATION_FILE), "--block", "custom-webhook/webtask-cli-alerts"]) == 0
+    assert "Automation(s) ready" in capsys.readouterr().out
+    assert main(["create", str(AUTOMATION_FILE), "--block", "custom-webhook/missing"]) == 2
+    assert "no 'custom-webhook' block named 'missing'" in capsys.readouterr().err
