@@ -184,7 +184,18 @@ def build_request(
 
 
 def _raw_blocks(response: Any) -> list[dict[str, Any]]:
-    return [block.model_dump(mode="json", exclude_none=True) for block in response.content]
+    """The reply's blocks as request params, for the thinking memory (other block kinds are not sent back)."""
+    raw: list[dict[str, Any]] = []
+    for block in response.content:
+        if block.type == "thinking":
+            raw.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
+        elif block.type == "redacted_thinking":
+            raw.append({"type": "redacted_thinking", "data": block.data})
+        elif block.type == "text":
+            raw.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            raw.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+    return raw
 
 
 def parse_reply(response: Any) -> ModelReply:
@@ -223,17 +234,17 @@ def _is_transient_status(status: int) -> bool:
 
 def map_sdk_error(error: anthropic.AnthropicError, *, timeout_s: float, max_retries: int) -> Exception:
     """The webtask error for an SDK error raised after the SDK's own retries."""
-    tries = f"after {max_retries + 1} attempt(s)"
+    retried = f"(after the SDK's {max_retries} retries)"
     if isinstance(error, anthropic.APITimeoutError):
-        return ModelTransientError(f"model API timed out (timeout {timeout_s:g}s) {tries}")
+        return ModelTransientError(f"model API timed out after {timeout_s:g}s {retried}")
     if isinstance(error, anthropic.APIConnectionError):
-        return ModelTransientError(f"could not reach the model API {tries}: {error.message}")
+        return ModelTransientError(f"could not reach the model API {retried}: {error.message}")
     if isinstance(error, anthropic.APIStatusError):
         detail = error.api_message or error.message
         kind = f"{error.type}: " if error.type else ""
-        message = f"model API returned {error.status_code} {tries}: {kind}{detail}"
+        message = f"model API returned {error.status_code}: {kind}{detail}"
         if _is_transient_status(error.status_code):
-            return ModelTransientError(message, status_code=error.status_code)
+            return ModelTransientError(f"{message} {retried}", status_code=error.status_code)
         return PermanentModelError(message, status_code=error.status_code)
     return PermanentModelError(f"model API call failed: {type(error).__name__}: {error}")
 
@@ -241,9 +252,9 @@ def map_sdk_error(error: anthropic.AnthropicError, *, timeout_s: float, max_retr
 class AnthropicLLM:
     """Claude through the Messages API. Implements the `LLM` protocol.
 
-    ``temperature`` is only sent when set: current models (Sonnet 5 and later) reject non-default
-    sampling parameters with a 400. ``extra_body`` is merged into every request (e.g.
-    ``{"output_config": {"effort": "low"}}``).
+    ``temperature`` is only sent when set (default None): current models (Sonnet 5 and later) reject
+    non-default sampling parameters with a 400, and the SDK's ``create()`` no longer takes one.
+    ``extra_body`` is merged into every request (e.g. ``{"output_config": {"effort": "low"}}``).
     """
 
     def __init__(
@@ -271,7 +282,6 @@ class AnthropicLLM:
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.extra_body = dict(extra_body or {})
-        self._api_key = api_key
         self._thinking = _ThinkingMemory()
         self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
         self._owns_client = client is None
@@ -281,7 +291,10 @@ class AnthropicLLM:
             self._make_client = lambda: anthropic.AsyncAnthropic(
                 api_key=api_key, base_url=base_url, timeout=self.timeout_s, max_retries=max_retries
             )
-            client = self._make_client()
+            try:
+                client = self._make_client()
+            except anthropic.CredentialsError as error:  # e.g. ANTHROPIC_PROFILE names a missing profile
+                raise ConfigError("api_key", f"no usable Anthropic credentials: {error}") from error
             if client.api_key is None and client.auth_token is None and client.credentials is None:
                 raise ConfigError("api_key", "no Anthropic credentials: pass api_key= or set ANTHROPIC_API_KEY")
         self._client = client
@@ -314,8 +327,8 @@ class AnthropicLLM:
         def make_client() -> anthropic.AsyncAnthropicBedrock:
             try:
                 return anthropic.AsyncAnthropicBedrock(**kwargs, timeout=float(timeout_s), max_retries=max_retries)
-            except ValueError as error:  # e.g. no AWS region configured
-                raise ConfigError("aws_region", str(error)) from error
+            except ValueError as error:  # no AWS region configured, or api_key given with AWS credentials
+                raise ConfigError("aws_region" if "region" in str(error) else "api_key", str(error)) from error
 
         llm = cls(
             model,
@@ -354,14 +367,16 @@ class AnthropicLLM:
         params = build_request(
             system=system, messages=messages, tools=tools, cache_system=cache_system, thinking_memory=self._thinking
         )
+        extra_body = dict(self.extra_body)
         if self.temperature is not None:
-            params["temperature"] = self.temperature
+            # SDK 2.x no longer has a `temperature` argument; older models still accept the field.
+            extra_body["temperature"] = self.temperature
         client = self._client_for_running_loop()
         try:
             response = await client.messages.create(
                 model=self.model,
                 max_tokens=self.max_tokens,
-                extra_body=self.extra_body or None,
+                extra_body=extra_body or None,
                 **params,
             )
         except anthropic.AnthropicError as error:

@@ -21,22 +21,28 @@ they break a rule, so a bug in how messages are built shows up offline.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import itertools
 import json
 import random
-import select
-import socket
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from webtask_core.testing.fake_anthropic_checks import PromptCache, estimate_tokens, validate_request
+from webtask_core.testing.fake_anthropic_http import (
+    MessagesHandler,
+    MessagesHTTPServer,
+    client_gone,
+    error_body,
+    new_id,
+    presented_key,
+)
 from webtask_core.testing.replies import Reply, ToolUse
 
 __all__ = [
@@ -86,14 +92,6 @@ def _default_policy(request: dict[str, Any]) -> Reply:
     return Reply(text="ok")
 
 
-def _error_body(error_type: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": _new_id("req_")}
-
-
-def _new_id(prefix: str) -> str:
-    return prefix + "01" + uuid.uuid4().hex[:22]
-
-
 def _wrong_type(value: Any) -> Any:
     if isinstance(value, bool):
         return "maybe"
@@ -102,80 +100,6 @@ def _wrong_type(value: Any) -> Any:
     if isinstance(value, str):
         return 12345
     return "not a list or object" if value is not None else 12345
-
-
-def _client_gone(sock: socket.socket) -> bool:
-    """True when the client closed the connection (it sends nothing else while awaiting a reply)."""
-    readable, _, _ = select.select([sock], [], [], 0)
-    if not readable:
-        return False
-    try:
-        return sock.recv(1, socket.MSG_PEEK) == b""
-    except ConnectionError:
-        return True
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Quiet: the exchanges are recorded on the server object instead."""
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-        self.server.fake._handle(self)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.send_json(404, _error_body("not_found_error", f"{self.path}: only POST /v1/messages is served"))
-
-    def send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
-        data = json.dumps(body).encode()
-        try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", body.get("request_id") or body.get("id") or "")
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-            return True
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
-            return False
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], fake: FakeAnthropicServer):
-        self.fake = fake
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(address, _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.discard(request)
-        super().shutdown_request(request)
-
-    def close_open_connections(self) -> None:
-        # Keep-alive handler threads would otherwise keep answering after stop().
-        with self.sockets_lock:
-            sockets, self.open_sockets = list(self.open_sockets), set()
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:  # already closed by the client
-                pass
 
 
 class FakeAnthropicServer:
@@ -189,9 +113,12 @@ class FakeAnthropicServer:
         retry_after_ms: sent as ``retry-after-ms`` on 429/500/529 so the SDK retries quickly; None to
             leave the SDK's own exponential backoff.
         min_cache_tokens: shortest prefix the prompt-cache model caches (Sonnet: 1024).
-        api_key: when set, requests with another ``x-api-key`` get a 401.
+        api_key: when set, requests presenting another key (``x-api-key`` or bearer) get a 401.
         validate: answer requests the API would reject with a 400 (True by default).
         model: the ``model`` reported in replies (default: the one requested).
+        thinking: act like a thinking model: tool-use replies start with a signed ``thinking`` block,
+            and a request whose last assistant tool-use turn lacks it (or altered it) gets the 400 the
+            API gives when thinking blocks are not passed back unmodified.
     """
 
     def __init__(
@@ -205,6 +132,7 @@ class FakeAnthropicServer:
         api_key: str | None = None,
         validate: bool = True,
         model: str | None = None,
+        thinking: bool = False,
         serialize_policy: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -216,6 +144,8 @@ class FakeAnthropicServer:
         self.api_key = api_key
         self.validate = validate
         self.model = model
+        self.thinking = thinking
+        self._signing_key = uuid.uuid4().hex
         self.fault_policy: Callable[[int], str | None] | None = None
         self.exchanges: list[Exchange] = []
         self.policy_errors: list[BaseException] = []
@@ -225,7 +155,7 @@ class FakeAnthropicServer:
         self._policy_lock = threading.Lock() if serialize_policy else None
         self._stopping = threading.Event()
         self._address = (host, port)
-        self._httpd: _HTTPServer | None = None
+        self._httpd: MessagesHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._unknown_tool_names = itertools.count(1)
 
@@ -233,7 +163,7 @@ class FakeAnthropicServer:
     def start(self) -> FakeAnthropicServer:
         if self._httpd is None:
             self._stopping.clear()
-            self._httpd = _HTTPServer(self._address, self)
+            self._httpd = MessagesHTTPServer(self._address, self._handle)
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
             )
@@ -327,20 +257,20 @@ class FakeAnthropicServer:
         self._cache.clear()
 
     # ------------------------------------------------------------------------------------ handling
-    def _handle(self, handler: _Handler) -> None:
+    def _handle(self, handler: MessagesHandler) -> None:
         path = urlsplit(handler.path).path
         length = int(handler.headers.get("content-length") or 0)
         raw = handler.rfile.read(length) if length else b""
         if path != "/v1/messages" and not (path.startswith(_BEDROCK_PREFIX) and path.endswith("/invoke")):
-            handler.send_json(404, _error_body("not_found_error", f"{path}: only POST /v1/messages is served"))
+            handler.send_json(404, error_body("not_found_error", f"{path}: only POST /v1/messages is served"))
             return
         try:
             request = json.loads(raw)
         except ValueError as error:
-            handler.send_json(400, _error_body("invalid_request_error", f"request body is not valid JSON: {error}"))
+            handler.send_json(400, error_body("invalid_request_error", f"request body is not valid JSON: {error}"))
             return
         if not isinstance(request, dict):
-            handler.send_json(400, _error_body("invalid_request_error", "request body must be a JSON object"))
+            handler.send_json(400, error_body("invalid_request_error", "request body must be a JSON object"))
             return
         if path.startswith(_BEDROCK_PREFIX):  # Bedrock puts the model in the path
             request.setdefault("model", unquote(path[len(_BEDROCK_PREFIX) : -len("/invoke")]))
@@ -360,32 +290,34 @@ class FakeAnthropicServer:
             exchange.dropped = True
 
     def _answer(
-        self, handler: _Handler, exchange: Exchange
+        self, handler: MessagesHandler, exchange: Exchange
     ) -> tuple[int | None, dict[str, Any], dict[str, str]]:
         request, fault = exchange.request, exchange.fault
-        if self.api_key is not None and handler.headers.get("x-api-key") != self.api_key:
-            return 401, _error_body("authentication_error", "invalid x-api-key"), {}
+        if self.api_key is not None and presented_key(handler) != self.api_key:
+            return 401, error_body("authentication_error", "invalid x-api-key"), {}
         if fault == "drop":
             return None, {}, {}
         if fault == "slow":
             self._stopping.wait(self.slow_s)
-            if self._stopping.is_set() or _client_gone(handler.connection):
+            if self._stopping.is_set() or client_gone(handler.connection):
                 return None, {}, {}
         if fault in ERROR_FAULTS:
             status, error_type, message = ERROR_FAULTS[fault]
             headers = {}
             if status in _RETRYABLE_STATUSES and self.retry_after_ms is not None:
                 headers["retry-after-ms"] = str(self.retry_after_ms)
-            return status, _error_body(error_type, message), headers
+            return status, error_body(error_type, message), headers
         problem = validate_request(request) if self.validate else None
+        if problem is None and self.validate and self.thinking:
+            problem = self._check_thinking(request)
         if problem is not None:
-            return 400, _error_body("invalid_request_error", problem), {}
+            return 400, error_body("invalid_request_error", problem), {}
         try:
             reply = self._reply_for(exchange)
         except Exception as error:  # a broken policy surfaces as a 400 naming it, never retried
             self.policy_errors.append(error)
             message = f"fake server: the policy raised {type(error).__name__}: {error}"
-            return 400, _error_body("invalid_request_error", message), {}
+            return 400, error_body("invalid_request_error", message), {}
         return 200, self._message_body(request, reply, fault), {}
 
     def _call_policy(self, request: dict[str, Any]) -> Reply:
@@ -431,16 +363,41 @@ class FakeAnthropicServer:
             reply = Reply(text=reply.text, tool_uses=uses, stop_reason=reply.stop_reason)
         return reply
 
+    def _sign(self, thinking: str) -> str:
+        return hashlib.sha256((self._signing_key + thinking).encode()).hexdigest()[:40]
+
+    def _check_thinking(self, request: dict[str, Any]) -> str | None:
+        assistant_turns = [
+            (i, m["content"]) for i, m in enumerate(request["messages"])
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        ]
+        for index, content in assistant_turns:
+            for position, block in enumerate(content):
+                if block.get("type") == "thinking" and block.get("signature") != self._sign(str(block.get("thinking"))):
+                    return f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block"
+        if assistant_turns:
+            index, content = assistant_turns[-1]
+            if any(b.get("type") == "tool_use" for b in content) and content[0].get("type") != "thinking":
+                return (
+                    f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                    f"`{content[0].get('type')}`. When `thinking` is enabled, a final `assistant` message must start "
+                    "with a thinking block (preceding the lastmost set of `tool_use` and `tool_result` blocks)."
+                )
+        return None
+
     def _message_body(self, request: dict[str, Any], reply: Reply, fault: str | None) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
+        if self.thinking and reply.tool_uses:
+            thought = f"I will call {', '.join(u.name for u in reply.tool_uses)} next."
+            content.append({"type": "thinking", "thinking": thought, "signature": self._sign(thought)})
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         for use in reply.tool_uses:
-            content.append({"type": "tool_use", "id": use.id or _new_id("toolu_"), "name": use.name, "input": use.input})
+            content.append({"type": "tool_use", "id": use.id or new_id("toolu_"), "name": use.name, "input": use.input})
         stop_reason = reply.stop_reason or ("tool_use" if reply.tool_uses else "end_turn")
         input_tokens, cache_read, cache_write = self._cache.usage(request)
         body: dict[str, Any] = {
-            "id": _new_id("msg_"),
+            "id": new_id("msg_"),
             "type": "message",
             "role": "assistant",
             "model": self.model or request.get("model") or "fake-model",

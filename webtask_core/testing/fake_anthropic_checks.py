@@ -124,7 +124,8 @@ def validate_request(request: dict[str, Any]) -> str | None:
             return f"tools.{position}.name: String should match pattern '{_TOOL_NAME.pattern}'"
     if len(set(names)) != len(names):
         return "tools: Tool names must be unique."
-    for position, block in enumerate(_blocks(request.get("system"))):
+    system = request.get("system")
+    for position, block in enumerate(system if isinstance(system, list) else []):  # a string may be empty
         problem = _check_leaf(block, f"system.{position}")
         if problem:
             return problem
