@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from webtask_core.errors import SessionFormatError
+from webtask_core.session import WorkerSession
 from webtask_core.storage import (
     SessionStore,
     StoredSession,
@@ -28,6 +30,7 @@ from .settings import S3Source, WebtaskSettings, resolve_s3_client
 __all__ = [
     "get_session_store",
     "load_session",
+    "load_worker_session",
     "save_session",
     "session_lock",
     "session_lock_name",
@@ -54,6 +57,21 @@ async def load_session(session_key: str, *, store: SessionStore | None = None) -
     validate_session_key(session_key)
     store = store or await get_session_store()
     return await asyncio.to_thread(store.load, session_key)
+
+
+async def load_worker_session(
+    session_key: str, *, store: SessionStore | None = None
+) -> tuple[WorkerSession, StoredSession] | None:
+    """The stored WorkerSession (and the whole document, for its storage state and last URL), or
+    None for a new key. Any format problem, outer or inner, names the key and the location."""
+    store = store or await get_session_store()
+    stored = await load_session(session_key, store=store)
+    if stored is None:
+        return None
+    try:
+        return stored.worker_session(), stored
+    except SessionFormatError as exc:
+        raise SessionFormatError(f"session {session_key!r} at {store.location(session_key)}: {exc}") from exc
 
 
 async def save_session(

@@ -17,11 +17,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from webtask_core.errors import ConfigError, SessionFormatError
+
+if TYPE_CHECKING:
+    from webtask_core.session import WorkerSession
 
 __all__ = [
     "S3Location",
@@ -131,6 +134,12 @@ class StoredSession(BaseModel):
     def session_json(self) -> str:
         """The WorkerSession as a JSON string, for ``WorkerSession.from_json``."""
         return json.dumps(self.session)
+
+    def worker_session(self) -> "WorkerSession":
+        """The stored WorkerSession; ``SessionFormatError`` when it is corrupt or of another version."""
+        from webtask_core.session import WorkerSession
+
+        return WorkerSession.from_json(self.session_json)
 
 
 def _session_as_dict(session: Any) -> dict[str, Any]:

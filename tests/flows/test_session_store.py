@@ -11,6 +11,7 @@ import pytest
 from flows.session_store import (
     get_session_store,
     load_session,
+    load_worker_session,
     save_session,
     session_lock,
     session_lock_name,
@@ -47,6 +48,35 @@ async def test_local_round_trip(tmp_path):
 
     await save_session("shop-demo", json.dumps({"status": "aborted"}), store=store)
     assert (await load_session("shop-demo", store=store)).session == {"status": "aborted"}
+
+
+def _worker_session():
+    from datetime import datetime, timezone
+
+    from webtask_core.session import WorkerSession
+
+    now = datetime.now(timezone.utc)
+    return WorkerSession(status="completed", task_description="List the boots", feedback="listed",
+                         output={"url": "http://127.0.0.1/l/1"}, max_steps=20, steps_used=4,
+                         started_at=now, finished_at=now)
+
+
+async def test_real_worker_session_round_trip(tmp_path):
+    store = LocalSessionStore(tmp_path)
+    assert await load_worker_session("boots", store=store) is None
+    original = _worker_session()
+    await save_session("boots", original, storage_state=STATE, last_url="http://127.0.0.1/l/1", store=store)
+    restored, stored = await load_worker_session("boots", store=store)
+    assert restored == original and stored.storage_state == STATE
+
+
+async def test_incompatible_inner_worker_session_names_key_and_location(tmp_path):
+    store = LocalSessionStore(tmp_path)
+    await save_session("old-inner", {**_worker_session().model_dump(mode="json"), "schema_version": 0}, store=store)
+    content = (tmp_path / "old-inner.json").read_bytes()
+    with pytest.raises(SessionFormatError, match=f"'old-inner' at {tmp_path / 'old-inner.json'}: .*schema_version 0"):
+        await load_worker_session("old-inner", store=store)
+    assert (tmp_path / "old-inner.json").read_bytes() == content
 
 
 async def test_s3_prefix_round_trip(s3_client, s3_bucket):
