@@ -12,7 +12,6 @@ import asyncio
 import os
 import typing
 import weakref
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from anthropic.types import Model as _SDKModel
 from webtask_core.errors import ConfigError, ModelTransientError, PermanentModelError
 from webtask_core.llm.types import (
     ImageBlock,
+    ReasoningBlock,
     Message,
     ModelReply,
     TextBlock,
@@ -53,9 +53,8 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_BEDROCK_MODEL = "global.anthropic.claude-sonnet-5-5"
 # Anthropic rejects a request with more than four cache_control blocks.
 MAX_CACHE_BREAKPOINTS = 4
+_PROVIDER = "anthropic"
 _EPHEMERAL = {"type": "ephemeral"}
-# Replies whose thinking blocks are remembered so they can be sent back unmodified (see _ThinkingMemory).
-_THINKING_MEMORY_SIZE = 512
 
 
 def known_models() -> tuple[str, ...]:
@@ -72,40 +71,6 @@ def _check_model(model: object) -> str:
             "model", f"expected a non-empty model name, got {model!r}; known models: {', '.join(known_models())}"
         )
     return model
-
-
-class _ThinkingMemory:
-    """Thinking blocks of recent tool-use replies, keyed by their tool_use ids.
-
-    Claude models that think (Sonnet 5.5 thinks adaptively by default) expect the thinking blocks of an
-    assistant turn that used tools to come back unmodified and in order. The provider-neutral Message
-    has no place for them, so within one process we remember the raw reply and send it back when the
-    worker's assistant message is that same reply (same tool_use ids, same text).
-    """
-
-    def __init__(self, size: int = _THINKING_MEMORY_SIZE):
-        self._size = size
-        self._replies: OrderedDict[tuple[str, ...], list[dict[str, Any]]] = OrderedDict()
-
-    def remember(self, raw_blocks: list[dict[str, Any]]) -> None:
-        ids = tuple(b["id"] for b in raw_blocks if b.get("type") == "tool_use")
-        has_thinking = any(b.get("type") in ("thinking", "redacted_thinking") for b in raw_blocks)
-        if ids and has_thinking:
-            self._replies[ids] = raw_blocks
-            self._replies.move_to_end(ids)
-            while len(self._replies) > self._size:
-                self._replies.popitem(last=False)
-
-    def recall(self, message: Message) -> list[dict[str, Any]] | None:
-        ids = tuple(b.id for b in message.content if isinstance(b, ToolCall))
-        raw = self._replies.get(ids) if ids else None
-        if raw is None:
-            return None
-        ours = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-        theirs = "".join(b["text"] for b in raw if b.get("type") == "text")
-        if ours.strip() != theirs.strip():
-            return None
-        return [_tool_use_param(b["id"], b["name"], b["input"]) if b["type"] == "tool_use" else dict(b) for b in raw]
 
 
 def _tool_use_param(tool_id: str, name: str, tool_input: Any) -> dict[str, Any]:
@@ -130,6 +95,9 @@ def _leaf_param(block: TextBlock | ImageBlock) -> dict[str, Any] | None:
 def _block_param(block: Any) -> dict[str, Any] | None:
     if isinstance(block, (TextBlock, ImageBlock)):
         return _leaf_param(block)
+    if isinstance(block, ReasoningBlock):
+        # Another provider's reasoning means nothing here; ours goes back exactly as received.
+        return dict(block.data) if block.provider == _PROVIDER else None
     if isinstance(block, ToolCall):
         return _tool_use_param(block.id, block.name, block.input)
     if isinstance(block, ToolResult):
@@ -155,7 +123,6 @@ def build_request(
     messages: list[Message],
     tools: list[ToolSpec],
     cache_system: bool,
-    thinking_memory: _ThinkingMemory | None = None,
 ) -> dict[str, Any]:
     """The `system`, `tools` and `messages` parameters of one Messages API call."""
     breakpoints: list[dict[str, Any]] = []
@@ -167,8 +134,7 @@ def build_request(
         breakpoints.append(system_params[0])
     message_params = []
     for index, message in enumerate(messages):
-        recalled = thinking_memory.recall(message) if thinking_memory and message.role == "assistant" else None
-        content = recalled or [p for p in (_block_param(b) for b in message.content) if p is not None]
+        content = [p for p in (_block_param(b) for b in message.content) if p is not None]
         if not content:
             raise PermanentModelError(f"messages[{index}] ({message.role}) has no content to send")
         if message.cache:
@@ -183,32 +149,24 @@ def build_request(
     return request
 
 
-def _raw_blocks(response: Any) -> list[dict[str, Any]]:
-    """The reply's blocks as request params, for the thinking memory (other block kinds are not sent back)."""
-    raw: list[dict[str, Any]] = []
-    for block in response.content:
-        if block.type == "thinking":
-            raw.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
-        elif block.type == "redacted_thinking":
-            raw.append({"type": "redacted_thinking", "data": block.data})
-        elif block.type == "text":
-            raw.append({"type": "text", "text": block.text})
-        elif block.type == "tool_use":
-            raw.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
-    return raw
-
-
 def parse_reply(response: Any) -> ModelReply:
     """A Messages API response (SDK object) as a ModelReply; tool input is kept exactly as sent."""
     texts: list[str] = []
     calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
     for block in response.content:
-        if block.type == "text":
+        if block.type == "thinking":
+            data = {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            reasoning.append(ReasoningBlock(provider=_PROVIDER, data=data))
+        elif block.type == "redacted_thinking":
+            reasoning.append(ReasoningBlock(provider=_PROVIDER, data={"type": "redacted_thinking", "data": block.data}))
+        elif block.type == "text":
             texts.append(block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(id=block.id, name=block.name, input=block.input))
     usage = response.usage
     return ModelReply(
+        reasoning=reasoning,
         text="\n".join(t for t in texts if t),
         tool_calls=calls,
         usage=Usage(
@@ -282,7 +240,6 @@ class AnthropicLLM:
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.extra_body = dict(extra_body or {})
-        self._thinking = _ThinkingMemory()
         self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
         self._owns_client = client is None
         self._make_client: typing.Callable[[], Any] | None = None
@@ -365,7 +322,7 @@ class AnthropicLLM:
         cache_system: bool = True,
     ) -> ModelReply:
         params = build_request(
-            system=system, messages=messages, tools=tools, cache_system=cache_system, thinking_memory=self._thinking
+            system=system, messages=messages, tools=tools, cache_system=cache_system
         )
         extra_body = dict(self.extra_body)
         if self.temperature is not None:
@@ -386,7 +343,6 @@ class AnthropicLLM:
         reply = parse_reply(response)
         if reply.stop_reason == "refusal":
             raise PermanentModelError(f"model refused: {_refusal_detail(response, reply)}")
-        self._thinking.remember(_raw_blocks(response))
         return reply
 
     async def aclose(self) -> None:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "TextBlock",
     "ImageBlock",
+    "ReasoningBlock",
     "ToolCall",
     "ToolResult",
     "Block",
@@ -31,6 +32,18 @@ class ImageBlock(BaseModel):
     data: str  # base64, no data: prefix
 
 
+class ReasoningBlock(BaseModel):
+    """A provider's opaque reasoning (e.g. Anthropic's signed thinking block).
+
+    Thinking models want the reasoning of a tool-use turn sent back unmodified, so the worker copies it
+    into the assistant message and the session stores it; only the provider that made it reads `data`.
+    """
+
+    type: Literal["reasoning"] = "reasoning"
+    provider: str
+    data: dict[str, Any]
+
+
 class ToolCall(BaseModel):
     type: Literal["tool_call"] = "tool_call"
     id: str
@@ -49,7 +62,9 @@ class ToolResult(BaseModel):
     is_error: bool = False
 
 
-Block = Annotated[TextBlock | ImageBlock | ToolCall | ToolResult, Field(discriminator="type")]
+Block = Annotated[
+    TextBlock | ImageBlock | ReasoningBlock | ToolCall | ToolResult, Field(discriminator="type")
+]
 
 
 class Message(BaseModel):
@@ -87,6 +102,8 @@ class Usage(BaseModel):
 
 
 class ModelReply(BaseModel):
+    # Goes first in the assistant message that answers this reply (see ReasoningBlock).
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)

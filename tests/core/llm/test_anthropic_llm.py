@@ -213,7 +213,7 @@ async def test_thinking_blocks_of_a_tool_turn_are_sent_back_unmodified(tools, fi
         call = reply.tool_calls[0]
         return [
             first_message,
-            Message(role="assistant", content=[TextBlock(text=reply.text), call]),
+            Message(role="assistant", content=[*reply.reasoning, TextBlock(text=reply.text), call]),
             Message(role="user", content=[ToolResult(tool_call_id=call.id, content=[TextBlock(text="clicked")])]),
         ]
 
@@ -227,7 +227,10 @@ async def test_thinking_blocks_of_a_tool_turn_are_sent_back_unmodified(tools, fi
         assistant = server.requests[1]["messages"][1]["content"]
         assert assistant[0] == server.replies[0]["content"][0]
         assert [b["type"] for b in assistant] == ["thinking", "text", "tool_use"]
-        # Another AnthropicLLM (e.g. another process) has not seen that reply: the API would refuse.
+        # The reasoning travels in the message itself, so another AnthropicLLM (another process, a
+        # resumed session) sends it back too; leaving it out is what the API refuses.
+        await _llm(server).complete(system="sys", messages=conversation(reply), tools=tools)
+        reply.reasoning = []
         with pytest.raises(PermanentModelError, match="must start with a thinking block"):
             await _llm(server).complete(system="sys", messages=conversation(reply), tools=tools)
 
