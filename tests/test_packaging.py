@@ -41,4 +41,4 @@ def test_wheel_ships_the_in_page_script_and_marketplace_templates(wheel: zipfile
 
 def test_wheel_declares_the_console_command(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
-    assert "webtask = webtask_core.cli:app" in wheel.read(entry_points).decode()
+    assert "webtask = flows.cli:app" in wheel.read(entry_points).decode()
