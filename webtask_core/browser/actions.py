@@ -1,0 +1,240 @@
+"""Acting on one element of the last observation, found by its mark in the right frame.
+
+Each function probes the element first (one round trip: present? visible? enabled? covered?) so
+the model gets a precise reason quickly instead of a generic timeout, then lets Playwright act.
+Every function returns a short sentence saying what it did; settling and navigation reporting are
+the session's job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Frame, Locator
+
+from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
+from webtask_core.errors import ActionError, ConfigError
+
+__all__ = [
+    "ELEMENT_ID",
+    "Target",
+    "probe",
+    "click",
+    "hover",
+    "fill",
+    "type_into",
+    "select_option",
+    "set_checked",
+    "press_on",
+    "scroll_element",
+    "set_files",
+    "quote_for_model",
+]
+
+ELEMENT_ID = re.compile(r"^[a-z][a-z0-9]*-\d+$")
+
+_SCROLL_ELEMENT = """(el, dy) => {
+  const before = el.scrollTop;
+  el.scrollBy({top: dy * el.clientHeight, behavior: 'instant'});
+  return [before, el.scrollTop, el.scrollHeight - el.clientHeight];
+}"""
+_SET_VALUE = """(el, value) => {
+  el.value = value;
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+  el.dispatchEvent(new Event('change', {bubbles: true}));
+  return el.value;
+}"""
+
+
+def quote_for_model(text: str, limit: int = 60) -> str:
+    shown = text if len(text) <= limit else text[: limit - 1] + "…"
+    return '"' + shown.replace('"', '\\"') + '"'
+
+
+@dataclass
+class Target:
+    """An element of the last observation, probed just now."""
+
+    element_id: str
+    frame: Frame
+    info: dict[str, Any]
+
+    @property
+    def locator(self) -> Locator:
+        return self.frame.locator(f'[{MARK_ATTRIBUTE}="{self.element_id}"]').first
+
+    @property
+    def position(self) -> dict[str, float] | None:
+        point = self.info.get("point")
+        return {"x": point[0], "y": point[1]} if point else None
+
+    def require_visible(self) -> None:
+        if not self.info["visible"]:
+            raise ActionError(f"{self.element_id} is hidden (not visible on the page)")
+        if self.info["offscreen"]:
+            raise ActionError(f"{self.element_id} is outside the visible area and could not be scrolled into view")
+
+    def require_enabled(self) -> None:
+        if self.info["disabled"]:
+            raise ActionError(f"{self.element_id} is disabled")
+
+    def require_point(self) -> dict[str, float]:
+        self.require_visible()
+        position = self.position
+        if position is None:
+            raise ActionError(f"{self.element_id} is covered by {self.info['cover']}; close or move what covers it first")
+        return position
+
+
+async def probe(frame: Frame, element_id: str, *, scroll: bool) -> Target:
+    """Find `element_id` by its mark in `frame`; ActionError if the page no longer has it."""
+    info = await frame.evaluate(load_script("probe.js"), {"mark": MARK_ATTRIBUTE, "id": element_id, "scroll": scroll})
+    if not info["found"]:
+        raise ActionError(
+            f"{element_id} is stale: the page changed since it was observed and the element is gone; "
+            "use the ids of the current page state"
+        )
+    return Target(element_id=element_id, frame=frame, info=info)
+
+
+def _ms(timeout_s: float) -> float:
+    return timeout_s * 1000
+
+
+async def click(target: Target, timeout_s: float) -> str:
+    target.require_enabled()
+    position = target.require_point()
+    # Like a person: move onto the element first (menus open on hover), then click the same point.
+    await target.locator.hover(position=position, timeout=_ms(timeout_s))
+    await target.locator.click(position=position, timeout=_ms(timeout_s))
+    return f"clicked {target.element_id}"
+
+
+async def hover(target: Target, timeout_s: float) -> str:
+    position = target.require_point()
+    await target.locator.hover(position=position, timeout=_ms(timeout_s))
+    return f"hovering over {target.element_id}"
+
+
+def _require_editable(target: Target) -> None:
+    info, element_id = target.info, target.element_id
+    if info["options"] is not None:
+        raise ActionError(f"{element_id} is a <select>; use select_option to choose one of its options")
+    if info["checkable"]:
+        raise ActionError(f"{element_id} is a {info['type'] or 'checkbox'}; use check to tick or untick it")
+    if info["type"] == "file":
+        raise ActionError(f"{element_id} is a file input; use upload to attach files")
+    if not info["editable"]:
+        raise ActionError(f"{element_id} is a <{info['tag']}> and does not take text")
+    target.require_enabled()
+    if info["readonly"]:
+        raise ActionError(f"{element_id} is read-only")
+
+
+def _shown_text(target: Target, text: str) -> str:
+    if target.info["type"] == "password":
+        return f"a password ({len(text)} characters)"  # secrets never go back to the model
+    return quote_for_model(text)
+
+
+async def fill(target: Target, text: str, timeout_s: float) -> str:
+    _require_editable(target)
+    target.require_visible()
+    if target.info["type"] in ("range", "color"):
+        # Playwright cannot type into these; set the value the way a widget would and fire events.
+        value = await target.locator.evaluate(_SET_VALUE, text)
+        return f"set {target.element_id} to {quote_for_model(str(value))}"
+    await target.locator.fill(text, timeout=_ms(timeout_s))
+    return f"filled {target.element_id} with {_shown_text(target, text)}"
+
+
+async def type_into(target: Target, text: str, timeout_s: float) -> str:
+    _require_editable(target)
+    target.require_visible()
+    await target.locator.press_sequentially(text, timeout=_ms(timeout_s))
+    return f"typed {_shown_text(target, text)} into {target.element_id}"
+
+
+def _match_option(options: list[list[Any]], wanted: str) -> list[Any] | None:
+    folded = wanted.strip().casefold()
+    for test in (
+        lambda label, value: label == wanted or value == wanted,
+        lambda label, value: label.casefold() == folded or value.casefold() == folded,
+    ):
+        for option in options:
+            if test(option[0], option[1]):
+                return option
+    partial = [option for option in options if folded and folded in option[0].casefold()]
+    return partial[0] if len(partial) == 1 else None
+
+
+async def select_option(target: Target, option: str, timeout_s: float) -> str:
+    options = target.info["options"]
+    if options is None:
+        raise ActionError(
+            f"{target.element_id} is not a <select>; click it to open it, then click the option you want"
+        )
+    target.require_enabled()
+    match = _match_option(options, option)
+    if match is None:
+        shown = ", ".join(quote_for_model(label, 40) for label, _, _ in options[:8])
+        more = f" … ({len(options)} in all)" if len(options) > 8 else ""
+        raise ActionError(f"{target.element_id} has no option {quote_for_model(option)}; options: {shown}{more}")
+    label, value, disabled = match
+    if disabled:
+        raise ActionError(f"option {quote_for_model(label)} of {target.element_id} is disabled")
+    await target.locator.select_option(value=value, timeout=_ms(timeout_s))
+    return f"selected {quote_for_model(label)} in {target.element_id}"
+
+
+async def set_checked(target: Target, checked: bool, timeout_s: float) -> str:
+    info, element_id = target.info, target.element_id
+    if not info["checkable"]:
+        raise ActionError(f"{element_id} is not a checkbox, radio button or switch; use click")
+    target.require_enabled()
+    state = "checked" if checked else "unchecked"
+    if bool(info["checked"]) == checked:
+        return f"{element_id} was already {state}"
+    if not checked and info["type"] == "radio":
+        raise ActionError(f"{element_id} is a radio button and cannot be unchecked; check another option instead")
+    position = target.require_point()
+    await target.locator.set_checked(checked, position=position, timeout=_ms(timeout_s))
+    return f"{state} {element_id}"
+
+
+async def press_on(target: Target, key: str, timeout_s: float) -> str:
+    target.require_visible()
+    await target.locator.press(key, timeout=_ms(timeout_s))
+    return f"pressed {key} on {target.element_id}"
+
+
+async def scroll_element(target: Target, direction: str, amount: float) -> str:
+    target.require_visible()
+    sign = 1 if direction == "down" else -1
+    before, after, maximum = await target.locator.evaluate(_SCROLL_ELEMENT, sign * amount)
+    if abs(after - before) < 1:
+        edge = "bottom" if sign > 0 else "top"
+        return f"{target.element_id} is already scrolled to the {edge}; nothing moved"
+    percent = round(100 * after / maximum) if maximum > 0 else 100
+    return f"scrolled {target.element_id} {direction}; it is now scrolled {percent}%"
+
+
+async def set_files(target: Target, paths: list[str | Path], timeout_s: float) -> str:
+    if not paths:
+        raise ConfigError("paths", "give at least one file to upload")
+    files = [Path(path) for path in paths]
+    for file in files:
+        if not file.is_file():
+            raise ConfigError("paths", f"{file} does not exist or is not a file")
+    if target.info["type"] != "file":
+        raise ActionError(f"{target.element_id} is not a file input; upload needs an element with type=\"file\"")
+    target.require_enabled()
+    if len(files) > 1 and not target.info["multiple"]:
+        raise ActionError(f"{target.element_id} accepts a single file, but {len(files)} were given")
+    await target.locator.set_input_files(files, timeout=_ms(timeout_s))
+    names = ", ".join(file.name for file in files)
+    count = f"{len(files)} files" if len(files) > 1 else "1 file"
+    return f"attached {count} to {target.element_id}: {names}"

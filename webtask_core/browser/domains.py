@@ -1,0 +1,134 @@
+"""Keeping a session on the hosts it may visit (`allowed_domains`).
+
+Top-level navigations (navigate, link clicks, form posts, new tabs) to another host are stopped by a
+route handler on main-frame document requests before any request leaves the browser. Playwright does
+not route the later hops of a server redirect, so a redirect onto a foreign host is caught from the
+request event instead: the page is taken off that host right after the action and the action fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from urllib.parse import urlsplit
+
+from playwright.async_api import BrowserContext, Page, Request, Route
+from playwright.async_api import Error as PlaywrightError
+
+from webtask_core.errors import ConfigError
+
+__all__ = ["DomainPolicy", "BlockedNavigation"]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ALWAYS_ALLOWED_SCHEMES = {"about", "data", "blob", "chrome-error"}
+
+
+@dataclass(frozen=True)
+class BlockedNavigation:
+    url: str
+    page: Page | None
+    by_redirect: bool
+
+
+class DomainPolicy:
+    """Which hosts a session may navigate to; records what it blocked."""
+
+    def __init__(self, allowed_domains: Sequence[str] | None, block_requests: bool = False):
+        if isinstance(allowed_domains, str):
+            raise ConfigError("allowed_domains", "must be a list of host patterns, not a single string")
+        patterns = [self._check(pattern) for pattern in (allowed_domains or ())]
+        if block_requests and not patterns:
+            raise ConfigError("block_requests", "needs allowed_domains to say which hosts requests may reach")
+        self.patterns: tuple[str, ...] = tuple(patterns)
+        self.block_requests = block_requests
+        self.blocked: list[BlockedNavigation] = []
+
+    @staticmethod
+    def _check(pattern: object) -> str:
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ConfigError("allowed_domains", f"each entry must be a non-empty host pattern, got {pattern!r}")
+        if "/" in pattern or "@" in pattern:
+            raise ConfigError(
+                "allowed_domains",
+                f"{pattern!r} is not a host pattern; use forms like '127.0.0.1', 'example.com:8080', '*.example.com'",
+            )
+        return pattern.strip().lower()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.patterns)
+
+    def allows(self, url: str) -> bool:
+        """True if `url` may be visited (always true without allowed_domains)."""
+        if not self.patterns:
+            return True
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme in _ALWAYS_ALLOWED_SCHEMES:
+            return True
+        if scheme not in _DEFAULT_PORTS or not parts.hostname:
+            return False
+        host = parts.hostname.lower()
+        port = parts.port or _DEFAULT_PORTS[scheme]
+        for pattern in self.patterns:
+            host_pattern, _, port_pattern = pattern.rpartition(":") if self._has_port(pattern) else (pattern, "", "")
+            if fnmatchcase(host, host_pattern) and (not port_pattern or port_pattern == str(port)):
+                return True
+        return False
+
+    @staticmethod
+    def _has_port(pattern: str) -> bool:
+        head, sep, tail = pattern.rpartition(":")
+        return bool(sep) and tail.isdigit() and not head.endswith(":")
+
+    def message(self, blocked: BlockedNavigation) -> str:
+        how = " (reached through a redirect)" if blocked.by_redirect else ""
+        return (
+            f"navigation to {blocked.url} blocked{how}: host not in allowed_domains "
+            f"[{', '.join(self.patterns)}]"
+        )
+
+    async def install(self, context: BrowserContext) -> None:
+        if not self.patterns:
+            return
+        await context.route("**/*", self._route)
+        context.on("request", self._on_request)
+
+    async def _route(self, route: Route, request: Request) -> None:
+        url = request.url
+        if self.allows(url):
+            await route.fallback()
+            return
+        if request.is_navigation_request() and self._is_main_frame(request):
+            self.blocked.append(BlockedNavigation(url=url, page=self._page_of(request), by_redirect=False))
+            # "aborted" cancels the navigation and keeps the current page (no error page is committed).
+            await route.abort("aborted")
+        elif self.block_requests:
+            await route.abort("blockedbyclient")
+        else:
+            await route.fallback()
+
+    def _on_request(self, request: Request) -> None:
+        if request.redirected_from is None or self.allows(request.url):
+            return
+        if request.is_navigation_request() and self._is_main_frame(request):
+            self.blocked.append(BlockedNavigation(url=request.url, page=self._page_of(request), by_redirect=True))
+
+    @staticmethod
+    def _is_main_frame(request: Request) -> bool:
+        try:
+            return request.frame.parent_frame is None
+        except PlaywrightError as error:  # service-worker requests have no frame
+            if "service worker" in error.message.lower():
+                return False
+            raise
+
+    @staticmethod
+    def _page_of(request: Request) -> Page | None:
+        try:
+            return request.frame.page
+        except PlaywrightError as error:  # service-worker requests have no frame
+            if "service worker" in error.message.lower():
+                return None
+            raise

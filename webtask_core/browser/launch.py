@@ -1,0 +1,141 @@
+"""Browser: one Playwright + Chromium per process, handing out a fresh context per task."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from playwright.async_api import Browser as PlaywrightBrowser
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Playwright, async_playwright
+
+from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
+from webtask_core.browser.domains import DomainPolicy
+from webtask_core.browser.failures import first_line, is_closed_error
+from webtask_core.browser.models import BrowserConfig
+from webtask_core.browser.scripts import load_script
+from webtask_core.browser.session import BrowserSession
+from webtask_core.errors import BrowserCrashedError, ConfigError
+
+__all__ = ["Browser"]
+
+_LAUNCH_TIMEOUT_MS = 60_000
+
+
+def _check_storage_state(state: object) -> dict[str, Any] | None:
+    if state is None:
+        return None
+    if not isinstance(state, dict):
+        raise ConfigError("storage_state", f"must be the dict storage_state() returned, got {type(state).__name__}")
+    for key in ("cookies", "origins"):
+        if not isinstance(state.get(key, []), list):
+            raise ConfigError("storage_state", f"{key!r} must be a list")
+    return {"cookies": state.get("cookies", []), "origins": state.get("origins", [])}
+
+
+class Browser:
+    """A running Chromium. ``await Browser.launch(config)``, then ``new_session()`` per task."""
+
+    def __init__(self, playwright: Playwright, browser: PlaywrightBrowser, config: BrowserConfig):
+        self._playwright = playwright
+        self._browser = browser
+        self.config = config
+        self._sessions: list[BrowserSession] = []
+        self._closed = False
+
+    @classmethod
+    async def launch(cls, config: BrowserConfig | None = None) -> Browser:
+        """Start Chromium (headless unless config says otherwise) with CHROMIUM_ARGS."""
+        config = config or BrowserConfig()
+        if config.executable_path is not None and not os.access(config.executable_path, os.X_OK):
+            raise ConfigError("executable_path", f"{config.executable_path!r} is not an executable file")
+        if not config.headless and sys.platform.startswith("linux") and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        ):
+            raise ConfigError(
+                "headless", "headed Chromium needs a display but DISPLAY is not set; use headless=True or xvfb-run"
+            )
+        executable = config.executable_path or find_chromium()
+        playwright = await async_playwright().start()
+        try:
+            browser = await playwright.chromium.launch(
+                executable_path=executable,
+                headless=config.headless,
+                args=[*CHROMIUM_ARGS, *config.extra_args],
+                timeout=_LAUNCH_TIMEOUT_MS,
+            )
+        except PlaywrightError as error:
+            await playwright.stop()
+            raise BrowserCrashedError(f"Chromium at {executable} did not start: {first_line(error)}") from error
+        except BaseException:
+            await playwright.stop()
+            raise
+        return cls(playwright, browser, config)
+
+    @property
+    def is_alive(self) -> bool:
+        return not self._closed and self._browser.is_connected()
+
+    @property
+    def version(self) -> str:
+        return self._browser.version
+
+    async def new_session(
+        self,
+        storage_state: dict[str, Any] | None = None,
+        allowed_domains: Sequence[str] | None = None,
+        block_requests: bool = False,
+    ) -> BrowserSession:
+        """A fresh BrowserContext with one tab, optionally restoring cookies / local storage and
+        restricting top-level navigations (and with `block_requests` every request) to `allowed_domains`."""
+        state = _check_storage_state(storage_state)
+        policy = DomainPolicy(allowed_domains, block_requests)
+        if not self.is_alive:
+            raise BrowserCrashedError("the browser is not running (it crashed or was closed); relaunch it")
+        width, height = self.config.viewport
+        try:
+            context = await self._browser.new_context(
+                viewport={"width": width, "height": height},
+                storage_state=state,
+                # A service worker would answer requests before the domain route sees them.
+                service_workers="block" if policy.active else "allow",
+            )
+            context.set_default_timeout(self.config.action_timeout_s * 1000)
+            context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
+            await context.add_init_script(script=load_script("listeners.js"))
+            await policy.install(context)
+            session = BrowserSession(self, context, self.config, policy)
+            await session._open_first_tab()
+        except PlaywrightError as error:
+            if is_closed_error(error) or not self._browser.is_connected():
+                raise BrowserCrashedError(f"opening a browser session: {first_line(error)}") from error
+            raise
+        self._sessions.append(session)
+        return session
+
+    def _forget(self, session: BrowserSession) -> None:
+        if session in self._sessions:
+            self._sessions.remove(session)
+
+    async def close(self) -> None:
+        """Close every session, Chromium and Playwright's driver. Safe after a crash and when repeated."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for session in list(self._sessions):
+                await session.close()
+            await self._browser.close()
+        except PlaywrightError as error:
+            if not is_closed_error(error):
+                raise
+        finally:
+            await self._playwright.stop()
+
+    async def __aenter__(self) -> Browser:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

@@ -1,0 +1,96 @@
+// Probe one marked element before acting on it, in a single round trip: is it still there, can it
+// take the action, and which point of it can be clicked without hitting something that covers it.
+// Coordinates in the result are relative to the element's box (what Playwright's `position` wants).
+({mark, id, scroll}) => {
+  const marks = window[Symbol.for('webtask.marks')] || [];
+  let el = null;
+  for (const candidate of marks) {
+    if (candidate.isConnected && candidate.getAttribute(mark) === id) { el = candidate; break; }
+  }
+  if (!el) return {found: false};
+
+  const tag = el.tagName;
+  const control = tag === 'LABEL' ? el.control : null;
+  const target = control || el;
+  const targetTag = target.tagName;
+  const type = targetTag === 'INPUT' ? (target.type || 'text') : null;
+  const info = {
+    found: true,
+    tag: tag.toLowerCase(),
+    type,
+    disabled: (target.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true',
+    readonly: !!target.readOnly && (targetTag === 'INPUT' || targetTag === 'TEXTAREA'),
+    editable: targetTag === 'TEXTAREA' || target.isContentEditable
+      || (targetTag === 'INPUT' && !['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image', 'hidden'].includes(type)),
+    checkable: type === 'checkbox' || type === 'radio'
+      || ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(el.getAttribute('role')),
+    checked: type === 'checkbox' || type === 'radio' ? target.checked : el.getAttribute('aria-checked') === 'true',
+    multiple: !!target.multiple,
+    options: null,
+    visible: false,
+    offscreen: false,
+    point: null,
+    cover: null,
+  };
+  if (targetTag === 'SELECT') {
+    info.options = Array.from(target.options, (o) => [o.label.replace(/\s+/g, ' ').trim(), o.value, o.disabled]);
+  }
+
+  let rect = el.getBoundingClientRect();
+  const vw = window.innerWidth, vh = window.innerHeight;
+  if (scroll && (rect.top < 0 || rect.left < 0 || rect.bottom > vh || rect.right > vw)) {
+    el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+    rect = el.getBoundingClientRect();
+  }
+  info.visible = rect.width > 0 && rect.height > 0 && el.checkVisibility({visibilityProperty: true});
+  if (!info.visible) return info;
+
+  const left = Math.max(rect.left, 0), right = Math.min(rect.right, vw);
+  const top = Math.max(rect.top, 0), bottom = Math.min(rect.bottom, vh);
+  if (right - left < 1 || bottom - top < 1) { info.offscreen = true; return info; }
+
+  const deepHit = (x, y) => {
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  const inside = (node, ancestor) => {
+    for (let n = node; n; n = n.parentNode || n.host) if (n === ancestor) return true;
+    return false;
+  };
+  const reaches = (hit) => {
+    if (!hit) return false;
+    if (inside(hit, el)) return true;
+    if (control && inside(hit, control)) return true;
+    if (target.labels) for (const label of target.labels) if (inside(hit, label)) return true;
+    return false;
+  };
+  const describe = (node) => {
+    if (!node) return 'nothing (outside the page)';
+    const idPart = node.id ? '#' + node.id : '';
+    const cls = typeof node.className === 'string' && node.className.trim()
+      ? '.' + node.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
+    const own = node.getAttribute && node.getAttribute(mark);
+    return node.tagName.toLowerCase() + idPart + cls + (own ? ' (' + own + ')' : '');
+  };
+
+  const cx = (left + right) / 2, cy = (top + bottom) / 2;
+  const centreHit = deepHit(cx, cy);
+  if (reaches(centreHit)) {
+    info.point = [cx - rect.left, cy - rect.top];
+    return info;
+  }
+  info.cover = describe(centreHit);
+  // Something covers the centre: look for any visible point of the element on a 5x5 grid.
+  for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+    for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+      const x = left + (right - left) * fx, y = top + (bottom - top) * fy;
+      if (reaches(deepHit(x, y))) { info.point = [x - rect.left, y - rect.top]; return info; }
+    }
+  }
+  return info;
+}

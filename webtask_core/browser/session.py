@@ -1,0 +1,443 @@
+"""BrowserSession: one task's browser context — observe the active tab, act on ids, report effects."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from playwright.async_api import BrowserContext, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from webtask_core.browser import actions
+from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
+from webtask_core.browser.domains import BlockedNavigation, DomainPolicy
+from webtask_core.browser.failures import first_line, is_closed_error, translate_errors
+from webtask_core.browser.models import BrowserConfig, Observation, TabInfo
+from webtask_core.browser.observe import FrameRegistry, snapshot_page
+from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
+from webtask_core.browser.stabilise import NetworkTracker, settle
+from webtask_core.browser.tabs import TabSet
+from webtask_core.errors import ActionError, BrowserCrashedError, TransientError
+
+if TYPE_CHECKING:
+    from webtask_core.browser.launch import Browser
+
+__all__ = ["BrowserSession"]
+
+_PAGE_SCROLL = """(dy) => {
+  const s = document.scrollingElement || document.documentElement;
+  const before = s.scrollTop;
+  window.scrollBy({top: dy * window.innerHeight, behavior: 'instant'});
+  return [before, s.scrollTop, s.scrollHeight, window.innerHeight];
+}"""
+_FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
+WAIT_FOR_MAX_S = 15.0
+
+
+class BrowserSession:
+    """A fresh BrowserContext for one task, starting with one tab. Create with ``Browser.new_session``."""
+
+    def __init__(self, browser: Browser, context: BrowserContext, config: BrowserConfig, policy: DomainPolicy):
+        self._browser = browser
+        self._context = context
+        self._config = config
+        self._policy = policy
+        self._tabs = TabSet(context)
+        self._network = NetworkTracker()
+        self._network.attach(context)
+        self._frames = FrameRegistry()
+        self._targets: dict[str, Frame] = {}
+        self._closed = False
+        context.on("close", lambda _: self._mark_closed())
+
+    async def _open_first_tab(self) -> None:
+        self._tabs.add(await self._context.new_page())
+
+    def _mark_closed(self) -> None:
+        self._closed = True
+
+    # --- state -------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        page = self._tabs.active
+        return page.url if page is not None and not page.is_closed() else "about:blank"
+
+    @property
+    def is_alive(self) -> bool:
+        return not self._closed and self._tabs.crashed is None and self._browser.is_alive
+
+    @property
+    def page(self) -> Page | None:
+        """The active Playwright page, for callers that need Playwright directly (tests, tooling)."""
+        return self._tabs.active
+
+    @property
+    def blocked_navigations(self) -> list[str]:
+        """URLs of top-level navigations stopped by `allowed_domains`, oldest first."""
+        return [blocked.url for blocked in self._policy.blocked]
+
+    def _require_alive(self) -> None:
+        if self._tabs.crashed:
+            raise BrowserCrashedError(f"{self._tabs.crashed}; start a new session")
+        if not self._browser.is_alive:
+            raise BrowserCrashedError("the browser is not running (it crashed or was closed); relaunch it")
+        if self._closed:
+            raise BrowserCrashedError("this browser session is closed; start a new session")
+
+    # --- running an action --------------------------------------------------------------------
+
+    async def _run(
+        self,
+        what: str,
+        operation: Callable[[Page], Awaitable[str]],
+        *,
+        timeout_s: float | None = None,
+        report_navigation: bool = True,
+    ) -> str:
+        """Run one action on the active page, let the page settle, say what happened."""
+        self._require_alive()
+        page = await self._tabs.ensure_active()
+        navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
+        self._tabs.notes.clear()
+        try:
+            async with translate_errors(what, timeout_s or self._config.action_timeout_s):
+                message = await operation(page)
+                navigated = self._tabs.navigations(page) != navigations
+                await settle(page, self._network, navigated=navigated, timeout_s=self._config.settle_timeout_s)
+                opened = [new for new in self._tabs.pages if new not in pages]
+                await self._settle_new_tabs(opened)
+        except ActionError:
+            await self._raise_if_blocked(page, blocked)
+            raise
+        except BrowserCrashedError:
+            self._require_alive()  # a more precise reason when we know it
+            raise
+        await self._raise_if_blocked(page, blocked)
+        parts = [message]
+        if page.is_closed():
+            pass  # TabSet's note says so
+        elif report_navigation and self._tabs.navigations(page) != navigations:
+            parts.append(f"page navigated to {page.url}")
+        for new in opened:
+            if not new.is_closed():
+                parts.append(f"opened tab {self._tabs.index_of(new)}: {new.url} (use switch_tab to look at it)")
+        parts.extend(self._tabs.notes)
+        return "; ".join(parts)
+
+    async def _settle_new_tabs(self, opened: list[Page]) -> None:
+        for new in opened:
+            try:
+                await new.wait_for_load_state("domcontentloaded", timeout=self._config.settle_timeout_s * 1000 or 1)
+            except PlaywrightError as error:
+                if is_closed_error(error) and not new.is_closed():
+                    raise
+                # Still loading, or closed itself again: the report says what it shows now.
+
+    async def _raise_if_blocked(self, page: Page, before: int) -> None:
+        fresh: list[BlockedNavigation] = self._policy.blocked[before:]
+        if not fresh:
+            return
+        for blocked in fresh:
+            tab = blocked.page
+            if tab is None or tab.is_closed():
+                continue
+            if tab is not page and tab.url in ("", "about:blank"):
+                await tab.close()  # a new tab whose only navigation was blocked
+            elif not self._policy.allows(tab.url):
+                await self._leave_forbidden_page(tab)
+        raise ActionError(self._policy.message(fresh[0]))
+
+    async def _leave_forbidden_page(self, page: Page) -> None:
+        """A redirect took the tab onto a host it may not visit: go back, or to a blank page."""
+        timeout = self._config.navigation_timeout_s * 1000
+        try:
+            await page.go_back(timeout=timeout, wait_until="commit")
+        except PlaywrightError as error:
+            if is_closed_error(error):
+                raise BrowserCrashedError(f"leaving {page.url}: {first_line(error)}") from error
+        if not self._policy.allows(page.url):
+            await page.goto("about:blank", timeout=timeout)
+
+    # --- observing ----------------------------------------------------------------------------
+
+    async def observe(self) -> Observation:
+        """The active tab as the model sees it: the element tree, ids, tabs and scroll position."""
+        self._require_alive()
+        page = await self._tabs.ensure_active()
+        for attempt in range(3):
+            try:
+                snapshot = await snapshot_page(page, self._frames)
+                break
+            except PlaywrightError as error:
+                if is_closed_error(error) or page.is_closed():
+                    self._require_alive()
+                    raise BrowserCrashedError(f"observing {page.url}: {first_line(error)}") from error
+                if attempt == 2:
+                    raise TransientError(f"could not observe {page.url}: {first_line(error)}") from error
+                # Most likely the page navigated while we looked at it: let it load, then look again.
+                await settle(page, self._network, navigated=True, timeout_s=self._config.settle_timeout_s)
+        self._targets = {
+            element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
+        }
+        return Observation(
+            url=snapshot.url,
+            title=snapshot.title,
+            tabs=await self._tab_infos(page, snapshot.title),
+            tree=snapshot.tree.text,
+            elements=snapshot.tree.elements,
+            scroll=snapshot.scroll,
+        )
+
+    async def _tab_infos(self, active: Page, active_title: str) -> list[TabInfo]:
+        pages = [page for page in self._tabs.pages if not page.is_closed()]
+
+        async def title(page: Page) -> str:
+            if page is active:
+                return active_title
+            try:
+                return await page.title()
+            except PlaywrightError as error:
+                if is_closed_error(error) and not page.is_closed():
+                    raise
+                return ""  # navigating or just closed: the title is not known right now
+
+        titles = await asyncio.gather(*(title(page) for page in pages))
+        return [
+            TabInfo(index=index, url=page.url, title=text, active=page is active)
+            for index, (page, text) in enumerate(zip(pages, titles, strict=True))
+        ]
+
+    async def screenshot(
+        self,
+        marks: bool = True,
+        format: ImageFormat = "jpeg",  # noqa: A002 - the contract's parameter name
+        quality: int = 70,
+        mask_ids: Sequence[str] | None = None,
+    ) -> bytes:
+        """The viewport (JPEG or PNG bytes) with numbered boxes for the last observation's ids."""
+        self._require_alive()
+        page = await self._tabs.ensure_active()
+        masks = [self._target_frame(element_id).locator(f'[data-wt-id="{element_id}"]') for element_id in mask_ids or ()]
+        try:
+            return await capture_screenshot(
+                page, marks=marks, image_format=format, quality=quality, masks=masks,
+                timeout_s=self._config.action_timeout_s * 2,
+            )
+        except PlaywrightError as error:
+            if is_closed_error(error) or page.is_closed():
+                self._require_alive()
+                raise BrowserCrashedError(f"screenshot of {page.url}: {first_line(error)}") from error
+            raise TransientError(f"screenshot of {page.url} failed: {first_line(error)}") from error
+
+    # --- element actions ----------------------------------------------------------------------
+
+    def _target_frame(self, element_id: str) -> Frame:
+        if not isinstance(element_id, str) or not ELEMENT_ID.match(element_id):
+            raise ActionError(f"{element_id!r} is not an element id; ids look like button-3 or input-0")
+        frame = self._targets.get(element_id)
+        if frame is None:
+            raise ActionError(f"unknown element id {element_id}; use an id from the current page state")
+        if frame.is_detached():
+            raise ActionError(f"{element_id} is stale: its frame is gone since the page was observed")
+        if frame.page is not self._tabs.active:
+            raise ActionError(f"{element_id} belongs to another tab; use the ids of the active tab's page state")
+        return frame
+
+    async def _on_element(
+        self, verb: str, element_id: str, perform: Callable[[Target], Awaitable[str]], *, scroll: bool = True
+    ) -> str:
+        self._require_alive()
+        frame = self._target_frame(element_id)
+
+        async def operation(_: Page) -> str:
+            return await perform(await actions.probe(frame, element_id, scroll=scroll))
+
+        return await self._run(f"{verb} {element_id}", operation)
+
+    async def click(self, element_id: str) -> str:
+        return await self._on_element("click", element_id, lambda t: actions.click(t, self._config.action_timeout_s))
+
+    async def hover(self, element_id: str) -> str:
+        return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s))
+
+    async def fill(self, element_id: str, text: str) -> str:
+        return await self._on_element("fill", element_id, lambda t: actions.fill(t, text, self._config.action_timeout_s))
+
+    async def type(self, text: str, element_id: str | None = None) -> str:
+        if element_id is not None:
+            timeout = self._config.action_timeout_s + len(text) * 0.05
+            return await self._on_element("type into", element_id, lambda t: actions.type_into(t, text, timeout))
+
+        async def operation(page: Page) -> str:
+            secret = await page.evaluate(_FOCUSED_IS_PASSWORD)
+            await page.keyboard.type(text)
+            shown = f"a password ({len(text)} characters)" if secret else quote_for_model(text)
+            return f"typed {shown} with the keyboard"
+
+        return await self._run("type", operation)
+
+    async def select_option(self, element_id: str, option: str) -> str:
+        timeout = self._config.action_timeout_s
+        return await self._on_element("select an option of", element_id, lambda t: actions.select_option(t, option, timeout))
+
+    async def check(self, element_id: str, checked: bool = True) -> str:
+        timeout = self._config.action_timeout_s
+        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout))
+
+    async def press_key(self, key: str, element_id: str | None = None) -> str:
+        if element_id is not None:
+            timeout = self._config.action_timeout_s
+            return await self._on_element("press a key on", element_id, lambda t: actions.press_on(t, key, timeout))
+
+        async def operation(page: Page) -> str:
+            await page.keyboard.press(key)
+            return f"pressed {key}"
+
+        return await self._run(f"press {key}", operation)
+
+    async def scroll(self, direction: Literal["up", "down"] = "down", amount: float = 1.0, element_id: str | None = None) -> str:
+        if direction not in ("up", "down"):
+            raise ActionError(f"scroll: direction must be 'up' or 'down', got {direction!r}")
+        if not isinstance(amount, int | float) or not 0 < amount <= 20:
+            raise ActionError(f"scroll: amount is in viewport heights and must be between 0 and 20, got {amount!r}")
+        if element_id is not None:
+            return await self._on_element(
+                "scroll", element_id, lambda t: actions.scroll_element(t, direction, float(amount)), scroll=False
+            )
+
+        async def operation(page: Page) -> str:
+            sign = 1 if direction == "down" else -1
+            before, after, height, viewport = await page.evaluate(_PAGE_SCROLL, sign * float(amount))
+            if abs(after - before) < 1:
+                if height <= viewport + 1:
+                    return "the page itself does not scroll; to scroll a list or panel, give its element_id"
+                return f"already at the {'bottom' if sign > 0 else 'top'} of the page; nothing moved"
+            percent = round(100 * after / (height - viewport))
+            return f"scrolled {direction} {amount:g} viewport(s); now scrolled {percent}% (page is {height / viewport:.1f} viewports tall)"
+
+        return await self._run(f"scroll {direction}", operation)
+
+    async def set_input_files(self, element_id: str, paths: Sequence[str | Path]) -> str:
+        timeout = self._config.action_timeout_s
+        return await self._on_element(
+            "upload to", element_id, lambda t: actions.set_files(t, list(paths), timeout), scroll=False
+        )
+
+    # --- page-level actions -------------------------------------------------------------------
+
+    async def navigate(self, url: str) -> str:
+        url = url.strip() if isinstance(url, str) else url
+        if not isinstance(url, str) or not (url.startswith(("http://", "https://")) or url == "about:blank"):
+            raise ActionError(f"navigate: {url!r} is not an http(s) URL; give a full address like https://example.com/")
+        self._require_alive()
+        if not self._policy.allows(url):
+            blocked = BlockedNavigation(url=url, page=self._tabs.active, by_redirect=False)
+            self._policy.blocked.append(blocked)
+            raise ActionError(self._policy.message(blocked))
+        timeout = self._config.navigation_timeout_s
+
+        async def operation(page: Page) -> str:
+            response = await page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
+            status = f" (HTTP {response.status})" if response is not None and response.status >= 400 else ""
+            return f"navigated to {page.url}{status}"
+
+        return await self._run(f"navigate to {url}", operation, timeout_s=timeout, report_navigation=False)
+
+    async def go_back(self) -> str:
+        timeout = self._config.navigation_timeout_s
+
+        async def operation(page: Page) -> str:
+            url, navigations = page.url, self._tabs.navigations(page)
+            await page.go_back(wait_until="domcontentloaded", timeout=timeout * 1000)
+            if page.url == url and self._tabs.navigations(page) == navigations:
+                raise ActionError("go_back: there is no previous page in this tab")
+            return f"went back to {page.url}"
+
+        return await self._run("go back", operation, timeout_s=timeout, report_navigation=False)
+
+    async def switch_tab(self, tab_index: int) -> str:
+        self._require_alive()
+        pages = [page for page in self._tabs.pages if not page.is_closed()]
+        if not isinstance(tab_index, int) or not 0 <= tab_index < len(pages):
+            listing = ", ".join(f"{index}: {page.url}" for index, page in enumerate(pages))
+            raise ActionError(f"switch_tab: there is no tab {tab_index!r}; open tabs are {listing}")
+        page = pages[tab_index]
+        self._tabs.active = page
+        async with translate_errors(f"switch to tab {tab_index}", self._config.action_timeout_s):
+            await page.bring_to_front()
+            title = await page.title()
+        return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
+
+    async def wait_for(self, text: str | None = None, element_id: str | None = None, timeout_s: float = 5.0) -> str:
+        if (text is None) == (element_id is None):
+            raise ActionError("wait_for: give either text or element_id (exactly one of them)")
+        if not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
+            raise ActionError(f"wait_for: timeout_s must be between 0 and {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}")
+        frame = self._target_frame(element_id) if element_id is not None else None
+        what = f"text {quote_for_model(text)}" if text is not None else element_id
+
+        async def operation(page: Page) -> str:
+            started = time.monotonic()
+            if frame is not None:
+                waits = [frame.locator(f'[data-wt-id="{element_id}"]').first.wait_for(state="visible", timeout=timeout_s * 1000)]
+            else:
+                waits = [f.get_by_text(text).first.wait_for(state="visible", timeout=timeout_s * 1000) for f in page.frames]
+            if not await _first_success(waits):
+                raise ActionError(f"wait_for: {what} did not appear within {timeout_s:g} s")
+            return f"{what} appeared after {time.monotonic() - started:.1f} s"
+
+        return await self._run(f"wait for {what}", operation, timeout_s=timeout_s)
+
+    # --- state export and closing ---------------------------------------------------------------
+
+    async def storage_state(self) -> dict[str, Any]:
+        """Cookies and local storage of every origin, as Playwright's storage_state dict."""
+        self._require_alive()
+        try:
+            return dict(await self._context.storage_state())
+        except PlaywrightError as error:
+            self._require_alive()
+            raise BrowserCrashedError(f"reading the storage state: {first_line(error)}") from error
+
+    async def close(self) -> None:
+        """Close this session's context and tabs. Safe to call twice or after a crash."""
+        if not self._closed:
+            self._closed = True
+            try:
+                await self._context.close()
+            except PlaywrightError as error:
+                if not is_closed_error(error):
+                    raise
+        self._browser._forget(self)
+
+    async def __aenter__(self) -> BrowserSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+async def _first_success(waits: list[Awaitable[None]]) -> bool:
+    """True as soon as one wait succeeds; False if all of them time out."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            try:
+                await next_done
+                return True
+            except PlaywrightTimeoutError:
+                continue
+            except PlaywrightError as error:
+                if is_closed_error(error):
+                    raise
+                continue  # a frame that went away while we waited in it
+        return False
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

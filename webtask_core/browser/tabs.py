@@ -1,0 +1,87 @@
+"""The tabs of one session: which exist, which is active, what happened in them during an action."""
+
+from __future__ import annotations
+
+import logging
+
+from playwright.async_api import BrowserContext, Dialog, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from webtask_core.browser.failures import is_closed_error
+
+__all__ = ["TabSet"]
+
+logger = logging.getLogger(__name__)
+
+
+class TabSet:
+    """Tracks every page of a context in opening order, including tabs the page opens itself."""
+
+    def __init__(self, context: BrowserContext) -> None:
+        self._context = context
+        self.pages: list[Page] = []
+        self.active: Page | None = None
+        self.crashed: str | None = None
+        self.notes: list[str] = []  # things worth telling the model about the current action
+        self._navigations: dict[Page, int] = {}
+        context.on("page", self.add)
+
+    def add(self, page: Page) -> None:
+        if page in self.pages:
+            return
+        self.pages.append(page)
+        self._navigations[page] = 0
+        if self.active is None:
+            self.active = page
+        page.on("framenavigated", lambda frame: self._navigated(page, frame))
+        page.on("close", lambda _: self._closed(page))
+        page.on("crash", lambda _: self._crashed(page))
+        page.on("dialog", self._dialog)
+
+    def navigations(self, page: Page) -> int:
+        """How many main-frame navigations `page` has had (same-document ones included)."""
+        return self._navigations.get(page, 0)
+
+    def index_of(self, page: Page) -> int:
+        return self.pages.index(page)
+
+    def _navigated(self, page: Page, frame: Frame) -> None:
+        if frame is page.main_frame:
+            self._navigations[page] = self._navigations.get(page, 0) + 1
+
+    def _closed(self, page: Page) -> None:
+        if page in self.pages:
+            self.pages.remove(page)
+        if self.active is page:
+            self.active = self.pages[-1] if self.pages else None
+            self.notes.append("the tab closed" + (f"; now on tab {len(self.pages) - 1}" if self.pages else ""))
+
+    def _crashed(self, page: Page) -> None:
+        self.crashed = f"the page {page.url} crashed"
+
+    async def _dialog(self, dialog: Dialog) -> None:
+        # A person would answer the dialog to get on with the task: accept alerts and confirmations,
+        # dismiss prompts (there is nothing sensible to type into them), and say so.
+        kind, text = dialog.type, " ".join(dialog.message.split())[:200]
+        try:
+            if kind == "prompt":
+                await dialog.dismiss()
+                self.notes.append(f'the page asked "{text}" in a prompt dialog, which was dismissed')
+            else:
+                await dialog.accept()
+                self.notes.append(f'the page showed a {kind} dialog "{text}", which was accepted')
+        except PlaywrightError as error:
+            if not is_closed_error(error):
+                raise
+            logger.debug("dialog closed with its page: %s", error.message)
+
+    async def ensure_active(self) -> Page:
+        """The active page; a fresh blank tab if the page closed every tab."""
+        if self.active is None or self.active.is_closed():
+            live = [page for page in self.pages if not page.is_closed()]
+            self.active = live[-1] if live else None
+        if self.active is None:
+            page = await self._context.new_page()
+            self.add(page)
+            self.active = page
+        return self.active
