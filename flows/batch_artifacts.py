@@ -1,0 +1,79 @@
+"""What a batch shows in the Prefect UI: a progress artifact updated after every listing, and a
+summary table keyed for the manifest (runs of the same manifest are versions of one artifact).
+
+Artifacts belong to the flow run they are created in, so call these from the batch flow itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from .batch_models import ListingResult
+
+__all__ = ["BatchProgress", "publish_summary", "summary_rows", "summary_line"]
+
+_FEEDBACK_CHARS = 200
+
+
+def summary_line(results: Sequence[ListingResult], total: int) -> str:
+    """``3/5 done: 2 completed, 1 already done, 1 aborted``."""
+    counts = Counter("already done" if r.skipped else r.status for r in results)
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"{len(results)}/{total} done" + (f": {parts}" if parts else "")
+
+
+class BatchProgress:
+    """A progress artifact: created at 0 %, updated after every finished listing."""
+
+    def __init__(self, key: str, total: int):
+        self.key = key
+        self.total = total
+        self._artifact_id: UUID | None = None
+
+    async def start(self) -> None:
+        from prefect.artifacts import acreate_progress_artifact
+
+        self._artifact_id = await acreate_progress_artifact(
+            progress=0.0 if self.total else 100.0, key=self.key,
+            description=f"0/{self.total} listings done",
+        )
+
+    async def update(self, results: Sequence[ListingResult]) -> None:
+        from prefect.artifacts import aupdate_progress_artifact
+
+        if self._artifact_id is None:
+            raise RuntimeError("BatchProgress.start() was not called")
+        done = len(results)
+        progress = 100.0 * done / self.total if self.total else 100.0
+        await aupdate_progress_artifact(
+            self._artifact_id, progress=round(progress, 1), description=summary_line(results, self.total)
+        )
+
+
+def summary_rows(results: Sequence[ListingResult]) -> list[dict[str, Any]]:
+    rows = []
+    for result in results:
+        feedback = result.feedback if len(result.feedback) <= _FEEDBACK_CHARS else result.feedback[: _FEEDBACK_CHARS - 1] + "…"
+        rows.append({
+            "sku": result.sku,
+            "status": "completed (already done)" if result.skipped else result.status,
+            "listing_url": result.listing_url or "",
+            "steps": result.steps,
+            "tokens": result.tokens,
+            "feedback": feedback,
+            "flow_run_id": result.flow_run_id or "",
+        })
+    return rows
+
+
+async def publish_summary(key: str, results: Sequence[ListingResult], *, source: str) -> UUID:
+    """The summary table artifact of one batch run; its description totals the outcomes."""
+    from prefect.artifacts import acreate_table_artifact
+
+    return await acreate_table_artifact(
+        table=summary_rows(results), key=key,
+        description=f"Batch listing upload of `{source}`: {summary_line(results, len(results))}",
+    )

@@ -1,0 +1,148 @@
+"""The ledger of completed listings: what makes a rerun of a batch skip the work already done.
+
+One record per completed listing, keyed by the site (URL + user), the SKU and the listing's content
+hash, in a Prefect :class:`~prefect.results.ResultStore` (JSON serializer) over a folder or an S3
+prefix, so a rerun on another machine sees it. A listing is recorded only after its run completed:
+a crash before that means the listing runs again, and the task's SKU check finds what the crashed
+run already published instead of creating it twice. A changed listing (new content hash) has no
+record yet, so it runs again.
+
+Locations (``ledger`` parameter, else ``WEBTASK_LEDGER``, else ``~/.webtask/ledger``):
+
+- a folder path;
+- ``s3://bucket/prefix`` (credentials: ``WEBTASK_AWS_CREDENTIALS_BLOCK`` or boto3's chain,
+  endpoint ``WEBTASK_S3_ENDPOINT_URL``);
+- ``block:<block-type-slug>/<name>``: any saved writable file-system block (``s3-bucket/...``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from webtask_core.errors import ConfigError
+from webtask_core.listings import ListingRecord
+from webtask_core.storage import default_session_folder, is_s3_uri, parse_s3_uri
+
+from .batch_models import ListingResult
+from .settings import WebtaskSettings
+
+__all__ = ["ListingLedger", "open_ledger", "site_namespace", "default_ledger_location", "LEDGER_ENV"]
+
+LEDGER_ENV = "WEBTASK_LEDGER"
+_BLOCK_PREFIX = "block:"
+
+
+def default_ledger_location() -> str:
+    return os.environ.get(LEDGER_ENV) or str(default_session_folder().parent / "ledger")
+
+
+def site_namespace(site_url: str, username: str) -> str:
+    """``<host>-<hash>``: one ledger section per site and account, readable in a file listing."""
+    parts = urlsplit(site_url.strip())
+    host = re.sub(r"[^a-z0-9]+", "-", (parts.netloc or parts.path).lower()).strip("-")[:40] or "site"
+    digest = hashlib.sha256(f"{site_url.strip().rstrip('/')}\n{username}".encode()).hexdigest()[:10]
+    return f"{host}-{digest}"
+
+
+class ListingLedger:
+    """Completed listings of one site and account. Use :func:`open_ledger`."""
+
+    def __init__(self, store: Any, *, namespace: str, location: str):
+        self.store = store  # prefect.results.ResultStore
+        self.namespace = namespace
+        self.location = location
+
+    def __repr__(self) -> str:
+        return f"ListingLedger({self.location!r}, namespace={self.namespace!r})"
+
+    def key(self, listing: ListingRecord) -> str:
+        return f"{self.namespace}/{listing.sku}-{listing.content_hash()}.json"
+
+    async def lookup(self, listing: ListingRecord) -> ListingResult | None:
+        """The stored result of this exact listing (same SKU and content), marked ``skipped``."""
+        key = self.key(listing)
+        if not await self.store.aexists(key):
+            return None
+        record = await self.store.aread(key)
+        try:
+            stored = ListingResult.model_validate(record.result)
+        except ValidationError as exc:
+            # An unreadable record only costs a rerun: the task's SKU check prevents a duplicate.
+            raise ConfigError("ledger", f"record {key} in {self.location} is not a listing result: {exc}") from exc
+        return stored.model_copy(update={"skipped": True})
+
+    async def record(self, listing: ListingRecord, result: ListingResult) -> None:
+        """Remember a completed listing; anything else is not recorded, so it runs again."""
+        if result.status != "completed":
+            raise ValueError(f"only completed listings go in the ledger; {listing.sku} is {result.status}")
+        stored = result.model_copy(update={"skipped": False, "content_hash": listing.content_hash()})
+        await self.store.awrite(stored.model_dump(mode="json"), key=self.key(listing))
+
+    async def check_writable(self, batch_id: str) -> None:
+        """Write and read back a marker, so an unreachable ledger fails the batch before any browser
+        starts (rather than every listing silently counting as not done)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        key = f"{self.namespace}/_batches/{batch_id}.json"
+        try:
+            await self.store.awrite({"batch_id": batch_id}, key=key)
+            await self.store.aread(key)
+        except (OSError, ValueError, BotoCoreError, ClientError) as exc:
+            raise ConfigError("ledger", f"cannot write to the ledger at {self.location}: {exc}") from exc
+
+
+async def _s3_bucket_block(uri: str) -> Any:
+    from prefect_aws import AwsCredentials
+    from prefect_aws.client_parameters import AwsClientParameters
+    from prefect_aws.s3 import S3Bucket
+
+    location = parse_s3_uri(uri if uri.count("/") > 2 else uri.rstrip("/") + "/ledger")
+    settings = WebtaskSettings.from_env()
+    if settings.aws_credentials_block:
+        credentials = await AwsCredentials.aload(settings.aws_credentials_block)
+    else:
+        credentials = AwsCredentials()
+    if settings.s3_endpoint_url and not credentials.aws_client_parameters.endpoint_url:
+        params = credentials.aws_client_parameters.model_dump()
+        params["endpoint_url"] = settings.s3_endpoint_url
+        credentials = credentials.model_copy(update={"aws_client_parameters": AwsClientParameters(**params)})
+    return S3Bucket(bucket_name=location.bucket, bucket_folder=location.key.strip("/"), credentials=credentials)
+
+
+async def _storage_for(location: str) -> Any:
+    from prefect.blocks.core import Block
+    from prefect.filesystems import LocalFileSystem, WritableFileSystem
+
+    if location.startswith(_BLOCK_PREFIX):
+        reference = location[len(_BLOCK_PREFIX):]
+        try:
+            block = await Block.aload(reference)
+        except ValueError as exc:
+            raise ConfigError("ledger", f"cannot load the block {reference!r}: {exc}") from exc
+        if not isinstance(block, WritableFileSystem):
+            raise ConfigError("ledger", f"block {reference!r} is a {type(block).__name__}, not a writable file system")
+        return block
+    if is_s3_uri(location):
+        return await _s3_bucket_block(location)
+    folder = Path(location).expanduser().absolute()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError("ledger", f"{str(folder)!r} exists and is not a folder")
+    return LocalFileSystem(basepath=str(folder))
+
+
+async def open_ledger(location: str | None, *, site_url: str, username: str) -> ListingLedger:
+    from prefect.results import ResultStore
+    from prefect.serializers import JSONSerializer
+
+    where = location or default_ledger_location()
+    storage = await _storage_for(where)
+    # No in-memory cache: another process (a fan-out worker, a rerun) may write the same keys.
+    store = ResultStore(result_storage=storage, serializer=JSONSerializer(), cache_result_in_memory=False)
+    return ListingLedger(store, namespace=site_namespace(site_url, username), location=where)

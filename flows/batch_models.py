@@ -1,0 +1,44 @@
+"""What a batch listing upload returns and records: one `ListingResult` per listing.
+
+A downstream flow consumes the list the batch returns; the ledger stores the completed ones, so a
+rerun reports them without running them again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["ListingStatus", "ListingResult", "ListingOutput", "FAILED_STATUSES"]
+
+# completed: listed (or found already listed); aborted / max_steps: the agent gave up;
+# error: the run broke (a missing photo, a crashed worker, ...); invalid: a manifest row that did
+# not validate (only with skip_invalid=True).
+ListingStatus = Literal["completed", "aborted", "max_steps", "error", "invalid"]
+FAILED_STATUSES: frozenset[str] = frozenset({"aborted", "max_steps", "error"})
+
+
+class ListingOutput(BaseModel):
+    """The structured output every listing task reports through ``set_output``."""
+
+    listing_url: str = Field(description="The URL of the published listing's page.")
+    sku: str = Field(description="The SKU of the listing, as shown on the marketplace.")
+
+
+class ListingResult(BaseModel):
+    sku: str
+    status: ListingStatus
+    listing_url: str | None = None
+    feedback: str = ""
+    steps: int = 0
+    tokens: int = 0
+    skipped: bool = False  # True: found in the ledger, not run again by this batch
+    flow_run_id: str | None = None  # the run-webtask run that did the work (an earlier one when skipped)
+    content_hash: str | None = None
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
