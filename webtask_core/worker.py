@@ -123,7 +123,7 @@ class Worker:
             step = Step(
                 index=index, url=observation.url, title=observation.title, warnings=warnings,
                 error=stop, screenshot=await thumbnail,
-                timings=_timings(started, observed, observed, observed),
+                timings=_timings(started, observed, observed, observed, observed),
             )
             state = StepState(status=WorkerStatus.aborted, feedback=stop)
             ctx.commit(step, history=history, collapsed_page=collapsed, assistant=None,
@@ -132,9 +132,11 @@ class Worker:
 
         shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
         page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64)
+        messages = ctx.messages_for(page)
+        asked = time.perf_counter()
         try:
             reply = await self.llm.complete(
-                system=self.system, messages=ctx.messages_for(page), tools=ctx.tools.specs()
+                system=self.system, messages=messages, tools=ctx.tools.specs()
             )
         except BaseException:
             thumbnail.cancel()
@@ -177,7 +179,7 @@ class Worker:
             warnings=warnings,
             error=error,
             screenshot=await thumbnail,
-            timings=_timings(started, observed, modelled, acted),
+            timings=_timings(started, observed, asked, modelled, acted),
         )
         ctx.commit(step, history=history, collapsed_page=collapsed, assistant=assistant,
                    next_user_blocks=next_user_blocks, state=state)
@@ -238,15 +240,16 @@ class Worker:
         self, reply: ModelReply, outcomes: list[CallOutcome]
     ) -> tuple[Message, list[Block], str | None]:
         """The assistant message to keep, the next user message's leading blocks, a step error."""
-        content: list[Block] = []
+        # Reasoning (e.g. signed thinking) goes first and unmodified, as thinking models require.
+        content: list[Block] = list(reply.reasoning)
         if reply.text.strip():
             content.append(TextBlock(text=reply.text))
         content.extend(reply.tool_calls)
         if not reply.tool_calls:
-            if content:
+            if reply.text.strip():
                 note, error = self.prompts.render("tool_call_required"), "the reply called no tool"
             else:
-                content = [TextBlock(text="(empty reply)")]
+                content.append(TextBlock(text="(empty reply)"))
                 note, error = self.prompts.render("empty_reply"), "the reply was empty"
             return Message(role="assistant", content=content), [TextBlock(text=note)], error
         results: list[Block] = [
@@ -280,10 +283,12 @@ def _ms(start: float, end: float) -> float:
     return round((end - start) * 1000.0, 2)
 
 
-def _timings(started: float, observed: float, modelled: float, acted: float) -> StepTimings:
+def _timings(
+    started: float, observed: float, asked: float, modelled: float, acted: float
+) -> StepTimings:
     return StepTimings(
         observe_ms=_ms(started, observed),
-        model_ms=_ms(observed, modelled),
+        model_ms=_ms(asked, modelled),
         act_ms=_ms(modelled, acted),
         total_ms=_ms(started, time.perf_counter()),
     )
