@@ -271,7 +271,9 @@ class _Step:
             return Reply(text="This is another listing; back to my listings.",
                          tool_uses=[self._go("/listings", link_text="My listings")])
         listing_url = self.origin + self.path
-        return self._finish(listing_url, f"Listed SKU {self.sku} at {listing_url}.")
+        if "published" in self.query:  # the site's redirect right after Publish
+            return self._finish(listing_url, f"Listed SKU {self.sku} at {listing_url}.")
+        return self._finish(listing_url, f"SKU {self.sku} is already listed at {listing_url}; nothing new was created.")
 
     # ---- helpers -------------------------------------------------------------------------------
 

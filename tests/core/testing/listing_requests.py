@@ -20,95 +20,112 @@ LISTING = {
     "password": "{{secret:shop_password}}",
 }
 
+# Trees as the browser layer renders the demo marketplace (captured, then trimmed by hand).
 NAV = """- a-0 (href="/listings") "Closet Exchange"
-- navigation "Main"
+- nav "Main"
   - a-1 (href="/listings") "My listings"
   - a-2 (href="/listings/new") "New listing"
   - a-3 (href="/help") "Help"
 - text: "Signed in as demo"
-- button-4 "Log out\""""
+- button-0 "Log out\""""
 
-LOGIN_TREE = """- h1 "Log in"
+LOGIN_TREE = """- a-0 (href="/listings") "Closet Exchange"
+- h1 "Log in"
 - text: "Welcome back! Log in to manage your closet."
-- label "Username"
-  - input-0 (type="text" name="username")
-- label "Password"
-  - input-1 (type="password" name="password")
-- button-2 "Log in\""""
+- form
+  - input-0 (type="text" name="username") "Username"
+  - input-1 (type="password" name="password") "Password"
+  - button-0 "Log in\""""
 
 LISTINGS_TREE = NAV + """
 - h1 "My listings"
-- a-5 (href="/listings/new") "+ New listing"
-- input-6 (type="search" name="sku" placeholder="e.g. ABC-123") "Search by SKU"
-- button-7 "Search"
+- a-4 (href="/listings/new") "+ New listing"
+- form
+  - input-0 (type="search" name="sku" placeholder="e.g. ABC-123") "Search by SKU"
+  - button-1 "Search"
 - text: "You have no listings yet."
-- region "Cookie consent"
-  - text: "We use cookies to keep you signed in and to understand how the site is used."
-  - a-8 (href="/help") "cookie policy"
-  - button-9 "Accept\""""
+- text: "We use cookies to keep you signed in and to understand how the site is used. See our"
+- a-5 (href="/help") "cookie policy"
+- text: "."
+- button-2 "Accept\""""
 
 NO_RESULTS_TREE = NAV + """
 - h1 "My listings"
-- input-6 (type="search" name="sku" value="SHOE-001") "Search by SKU"
-- button-7 "Search"
-- a-8 (href="/listings") "Clear search"
-- text: "No listings with SKU “SHOE-001”.\""""
+- a-4 (href="/listings/new") "+ New listing"
+- form
+  - input-0 (type="search" name="sku" placeholder="e.g. ABC-123" value="SHOE-001") "Search by SKU"
+  - button-1 "Search"
+  - a-5 (href="/listings") "Clear search"
+- status "No listings with SKU “SHOE-001”.\""""
 
 FOUND_TREE = NAV + """
 - h1 "My listings"
-- input-6 (type="search" name="sku" value="SHOE-001") "Search by SKU"
-- button-7 "Search"
-- text: "1 listing with SKU “SHOE-001”"
+- a-4 (href="/listings/new") "+ New listing"
+- form
+  - input-0 (type="search" name="sku" placeholder="e.g. ABC-123" value="SHOE-001") "Search by SKU"
+  - button-1 "Search"
+  - a-5 (href="/listings") "Clear search"
+- status "1 listing with SKU “SHOE-001”"
 - table
-  - a-8 (href="/listings/7") "Blue suede shoes"
-  - text: "SHOE-001 $45.00 Women's Shoes\""""
+  - a-6 (href="/listings/7") "Blue suede shoes"
+  - text: "SHOE-001"
+  - text: "$45.00\""""
 
-FORM_TREE = NAV + """
+_FORM_TREE = NAV + """
 - h1 "New listing"
-- text: "Photos"
-- label-5 "Add photos"
-- input-6 (type="file" name="photos" multiple hidden) "Add photos"
-- text: "{status}"
-- label "Title"
-  - input-7 (type="text" name="title" placeholder="What are you selling?"{title_value})
-- textarea-8 (name="description" placeholder="Size, colour, fit, flaws…") "Description"
-- select-9 (name="category" value="") "Category"
-- group "Condition"
-  - input-10 (type="radio" name="condition" value="nwt") "New with tags"
-  - input-11 (type="radio" name="condition" value="like-new") "Like new"
-  - input-12 (type="radio" name="condition" value="good") "Good"
-  - input-13 (type="radio" name="condition" value="fair") "Fair"
-- input-14 (type="text" name="price" placeholder="0.00"{price_value}) "Price (USD)"
-{price_error}- input-15 (type="text" name="sku" placeholder="Your own stock code") "SKU"
-- a-16 (href="/listings") "Cancel"
-- button-17 "Next"{next_state}"""
+{alert}- form
+  - text: "Photos"
+  - input-0 (type="file" name="photos"{photos_value} multiple) "Add photos"
+  - text: "{status}"
+{previews}  - input-1 (type="text" name="title" placeholder="What are you selling?"{title_value}) "Title"
+  - textarea-0 (name="description" placeholder="Size, colour, fit, flaws…") "Description"
+  - select-0 (name="category" value="Select a category" options="Select a category | Women's Shoes | … 18 options") "Category"
+  - fieldset "Condition"
+    - input-2 (type="radio" name="condition" value="nwt") "New with tags"
+    - input-3 (type="radio" name="condition" value="like-new") "Like new"
+    - input-4 (type="radio" name="condition" value="good") "Good"
+    - input-5 (type="radio" name="condition" value="fair") "Fair"
+  - input-6 (type="text" name="price" placeholder="0.00"{price_value}) "Price (USD)"
+{price_error}  - input-7 (type="text" name="sku" placeholder="Your own stock code") "SKU"
+  - a-4 (href="/listings") "Cancel"
+  - button-1 (type="submit"{next_state}) "Next\""""
 
 
 def form_tree(status: str = "No photos added yet", *, price_error: str = "", title: str = "",
               price: str = "", next_disabled: bool = False) -> str:
-    return FORM_TREE.format(
+    ready = status.endswith("ready")
+    return _FORM_TREE.format(
+        alert='- alert "Please fix the errors below."\n' if price_error else "",
         status=status,
+        photos_value=' value="a.jpg, b.png"' if ready or "Preparing" in status else "",
+        previews='  - img "Preview of a.jpg"\n  - img "Preview of b.png"\n' if ready else "",
         title_value=f' value="{title}"' if title else "",
         price_value=f' value="{price}"' if price else "",
-        price_error=f'- text: "Error: {price_error}"\n' if price_error else "",
-        next_state=" (disabled)" if next_disabled else "",
+        price_error=f'  - text: "Error: {price_error}"\n' if price_error else "",
+        next_state=" disabled" if next_disabled else "",
     )
 
 
 CONFIRM_TREE = NAV + """
 - h1 "Review your listing"
-- text: "Check the details below, then publish."
+- text: "Check the details below, then publish. Buyers will see exactly this."
 - img "Photo 1: front.jpg"
-- text: "Title Blue suede shoes Category Women's Shoes Condition Like new Price $45.00 SKU SHOE-001"
-- a-5 (href="/listings/new") "Start over"
-- button-6 "Publish\""""
+- text: "Title"
+- text: "Blue suede shoes"
+- text: "SKU"
+- text: "SHOE-001"
+- form
+  - a-4 (href="/listings/new") "Start over"
+  - button-1 "Publish\""""
 
 LISTING_PAGE_TREE = NAV + """
-- text: "Your listing is live!"
+- status "Your listing is live!"
 - h1 "Blue suede shoes"
 - text: "$45.00"
-- text: "Category Women's Shoes Condition Like new SKU SHOE-001"
-- a-5 (href="/listings") "Back to my listings\""""
+- img "Photo 1 of Blue suede shoes"
+- text: "SKU"
+- text: "SHOE-001"
+- a-4 (href="/listings") "Back to my listings\""""
 
 OUTPUT_SCHEMA_TOOL = {
     "name": "set_output",

@@ -83,7 +83,7 @@ def test_logs_in_with_the_placeholder_unchanged() -> None:
     assert _calls(reply) == [
         ("fill", {"element_id": "input-0", "text": "demo"}),
         ("fill", {"element_id": "input-1", "text": "{{secret:shop_password}}"}),
-        ("click", {"element_id": "button-2"}),
+        ("click", {"element_id": "button-0"}),
     ]
 
 
@@ -97,9 +97,9 @@ def test_starts_from_a_blank_page_at_the_site_url() -> None:
 def test_accepts_cookies_and_searches_the_sku_first() -> None:
     reply = MarketplaceListingPolicy()(build_request(f"{SITE}/listings", LISTINGS_TREE))
     assert _calls(reply) == [
-        ("click", {"element_id": "button-9"}),  # the cookie banner's Accept
-        ("fill", {"element_id": "input-6", "text": "SHOE-001"}),
-        ("click", {"element_id": "button-7"}),
+        ("click", {"element_id": "button-2"}),  # the cookie banner's Accept
+        ("fill", {"element_id": "input-0", "text": "SHOE-001"}),
+        ("click", {"element_id": "button-1"}),
     ]
 
 
@@ -119,13 +119,13 @@ def test_already_listed_reports_the_existing_listing() -> None:
 def test_fills_the_form_and_uploads_by_resource_name() -> None:
     reply = MarketplaceListingPolicy()(build_request(f"{SITE}/listings/new", form_tree()))
     assert _calls(reply) == [
-        ("fill", {"element_id": "input-7", "text": "Blue suede shoes"}),
-        ("fill", {"element_id": "textarea-8", "text": "Worn twice.\nSize 8."}),
-        ("fill", {"element_id": "input-14", "text": "45"}),
-        ("select_option", {"element_id": "select-9", "option": "Women's Shoes"}),
-        ("check", {"element_id": "input-11", "checked": True}),
-        ("fill", {"element_id": "input-15", "text": "SHOE-001"}),
-        ("upload", {"element_id": "input-6", "resources": ["listing_image_1", "listing_image_2"]}),
+        ("fill", {"element_id": "input-1", "text": "Blue suede shoes"}),
+        ("fill", {"element_id": "textarea-0", "text": "Worn twice.\nSize 8."}),
+        ("fill", {"element_id": "input-6", "text": "45"}),
+        ("select_option", {"element_id": "select-0", "option": "Women's Shoes"}),
+        ("check", {"element_id": "input-3", "checked": True}),
+        ("fill", {"element_id": "input-7", "text": "SHOE-001"}),
+        ("upload", {"element_id": "input-0", "resources": ["listing_image_1", "listing_image_2"]}),
         ("wait_for", {"text": "2 photos ready", "timeout_s": 10}),
     ]
 
@@ -135,12 +135,12 @@ def test_waits_while_previews_are_prepared_then_clicks_next() -> None:
     preparing = policy(build_request(f"{SITE}/listings/new", form_tree("Preparing 2 photos…", next_disabled=True)))
     assert _calls(preparing) == [("wait_for", {"text": "2 photos ready", "timeout_s": 10})]
     ready = policy(build_request(f"{SITE}/listings/new", form_tree("2 photos ready")))
-    assert _calls(ready) == [("click", {"element_id": "button-17"})]
+    assert _calls(ready) == [("click", {"element_id": "button-1"})]
 
 
 def test_publishes_from_the_confirmation_page() -> None:
     reply = MarketplaceListingPolicy()(build_request(f"{SITE}/listings/drafts/ab12", CONFIRM_TREE))
-    assert _calls(reply) == [("click", {"element_id": "button-6"})]
+    assert _calls(reply) == [("click", {"element_id": "button-1"})]
 
 
 def test_reports_the_new_listing_url_through_set_output() -> None:
@@ -149,6 +149,13 @@ def test_reports_the_new_listing_url_through_set_output() -> None:
         ("set_output", {"listing_url": f"{SITE}/listings/12", "sku": "SHOE-001"}),
         ("complete", {"feedback": f"Listed SKU SHOE-001 at {SITE}/listings/12."}),
     ]
+
+
+def test_a_listing_page_reached_later_is_reported_as_already_listed() -> None:
+    reply = MarketplaceListingPolicy()(build_request(f"{SITE}/listings/12", LISTING_PAGE_TREE))
+    assert reply.tool_uses[1].input == {
+        "feedback": f"SKU SHOE-001 is already listed at {SITE}/listings/12; nothing new was created."
+    }
 
 
 def test_set_output_without_a_caller_schema_wraps_the_result() -> None:
@@ -172,7 +179,7 @@ def test_other_pages_lead_back_to_my_listings() -> None:
 def test_login_only_completes_once_logged_in() -> None:
     policy = MarketplaceListingPolicy(login_only=True)
     data = {"username": "demo", "password": "pw"}
-    assert _calls(policy(build_request(f"{SITE}/login", LOGIN_TREE, data=data)))[2] == ("click", {"element_id": "button-2"})
+    assert _calls(policy(build_request(f"{SITE}/login", LOGIN_TREE, data=data)))[2] == ("click", {"element_id": "button-0"})
     assert _calls(policy(build_request(f"{SITE}/listings", LISTINGS_TREE, data=data))) == [
         ("complete", {"feedback": "Logged in as demo."})
     ]
@@ -207,17 +214,17 @@ def test_unknown_photo_resource_aborts_before_uploading() -> None:
 
 def test_a_failed_action_is_retried_from_the_fresh_page() -> None:
     url = f"{SITE}/listings/new"
-    failed = ("select_option", {"element_id": "select-9", "option": "Women's Shoes"}, "select-9 is stale", True)
+    failed = ("select_option", {"element_id": "select-0", "option": "Women's Shoes"}, "select-0 is stale", True)
     reply = MarketplaceListingPolicy()(build_request(url, form_tree(), turns=[(url, [failed])]))
     assert [name for name, _ in _calls(reply)][-2:] == ["upload", "wait_for"]
 
 
 def test_repeated_failures_abort() -> None:
     url = f"{SITE}/listings/new"
-    failed = ("click", {"element_id": "button-17"}, "button-17 is disabled", True)
+    failed = ("click", {"element_id": "button-1"}, "button-1 is disabled", True)
     request = build_request(url, form_tree(), turns=[(url, [failed])] * 3)
     assert _abort_reason(MarketplaceListingPolicy()(request)) == \
-        "the last 3 attempts failed; last error: button-17 is disabled"
+        "the last 3 attempts failed; last error: button-1 is disabled"
     assert MarketplaceListingPolicy(max_failed_turns=4)(request).tool_uses[0].name == "fill"
 
 
@@ -225,11 +232,11 @@ def test_site_validation_errors_refill_once_then_abort() -> None:
     url = f"{SITE}/listings/new"
     tree = form_tree(price_error="Price must be greater than $0.", title="Blue suede shoes", price="-5")
     data = {**LISTING, "price": -5}
-    fill_turn = (url, [("fill", {"element_id": "input-7", "text": "x"}, "filled", False)])
-    next_turn = (url, [("click", {"element_id": "button-17"}, "clicked; page reloaded", False)])
+    fill_turn = (url, [("fill", {"element_id": "input-1", "text": "x"}, "filled", False)])
+    next_turn = (url, [("click", {"element_id": "button-1"}, "clicked; page reloaded", False)])
 
     first_rejection = build_request(url, tree, data=data, turns=[fill_turn, next_turn])
-    assert _calls(MarketplaceListingPolicy()(first_rejection))[2] == ("fill", {"element_id": "input-14", "text": "-5"})
+    assert _calls(MarketplaceListingPolicy()(first_rejection))[2] == ("fill", {"element_id": "input-6", "text": "-5"})
 
     second_rejection = build_request(url, tree, data=data, turns=[fill_turn, next_turn, fill_turn, next_turn])
     assert _abort_reason(MarketplaceListingPolicy()(second_rejection)) == \

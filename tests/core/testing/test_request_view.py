@@ -97,8 +97,8 @@ def test_last_tool_results_are_named_by_their_tool_use() -> None:
     request = build_request(
         f"{SITE}/listings/new", form_tree(),
         turns=[(f"{SITE}/listings/new", [
-            ("fill", {"element_id": "input-7", "text": "T"}, "filled", False),
-            ("upload", {"element_id": "input-6", "resources": ["x"]}, "unknown resource 'x'", True),
+            ("fill", {"element_id": "input-1", "text": "T"}, "filled", False),
+            ("upload", {"element_id": "input-0", "resources": ["x"]}, "unknown resource 'x'", True),
         ])],
     )
     assert last_tool_results(request) == [("fill", False, "filled"), ("upload", True, "unknown resource 'x'")]
@@ -145,7 +145,7 @@ def test_find_element() -> None:
     assert find_element(CONTRACT_EXAMPLE, tag="select", name="category") == "select-0"
     assert find_element(CONTRACT_EXAMPLE, name="price", type="radio") is None
     assert find_element(CONTRACT_EXAMPLE, text="Payment") is None  # frames are context, not elements
-    assert find_element(LOGIN_TREE, tag="button", text="Log in") == "button-2"
+    assert find_element(LOGIN_TREE, tag="button", text="Log in") == "button-0"
     assert find_element(LISTINGS_TREE, tag="a", text="New listing") == "a-2"
     # `- text: "..."` lines are never interactive.
     assert find_element(LISTINGS_TREE, text="no listings yet") is None
