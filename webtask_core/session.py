@@ -49,6 +49,7 @@ class ToolCallRecord(BaseModel):
     input: Any = None
     ok: bool
     message: str
+    duration_ms: float = 0.0  # how long the call ran (0 when skipped or refused)
 
 
 class StepTimings(BaseModel):

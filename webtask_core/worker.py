@@ -171,7 +171,7 @@ class Worker:
             tool_calls=[
                 ToolCallRecord(
                     id=outcome.call.id, name=outcome.call.name, input=outcome.call.input,
-                    ok=outcome.ok, message=outcome.message,
+                    ok=outcome.ok, message=outcome.message, duration_ms=outcome.duration_ms,
                 )
                 for outcome in outcomes
             ],

@@ -13,6 +13,7 @@ TransientError (model or browser infrastructure) is not caught: it propagates to
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ class CallOutcome:
     message: str
     url: str  # the page URL after the call
     skipped: bool = False
+    duration_ms: float = 0.0
 
 
 class ToolRegistry:
@@ -91,6 +93,7 @@ class ToolRegistry:
                     self._skip(call, ctx, f"not run: an earlier call in this turn ({failed}) failed")
                 )
                 continue
+            started = time.perf_counter()
             try:
                 tool, params = self.parse(call)
                 element_id = tool.element_of(params)
@@ -108,17 +111,25 @@ class ToolRegistry:
                 message = await tool.run(params, ctx)
             except ActionError as exc:
                 failed = call.name
-                outcomes.append(CallOutcome(call, ok=False, message=str(exc), url=_url(ctx)))
+                outcomes.append(
+                    CallOutcome(call, ok=False, message=str(exc), url=_url(ctx), duration_ms=_since(started))
+                )
                 continue
             url = _url(ctx)
             if tool.uses_browser and url != page_url:
                 moved_to = url
-            outcomes.append(CallOutcome(call, ok=True, message=message or "done", url=url))
+            outcomes.append(
+                CallOutcome(call, ok=True, message=message or "done", url=url, duration_ms=_since(started))
+            )
         return outcomes
 
     @staticmethod
     def _skip(call: ToolCall, ctx: ToolContext, message: str) -> CallOutcome:
         return CallOutcome(call, ok=False, message=message, url=_url(ctx), skipped=True)
+
+
+def _since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000.0, 2)
 
 
 def _url(ctx: ToolContext) -> str:

@@ -1,0 +1,193 @@
+"""How much time and context a step costs outside the model.
+
+Runs the marketplace listing task (log in, search the SKU, fill the form, upload two photos, confirm,
+publish, report) with the scripted MarketplaceListingPolicy behind the fake Messages API, so the
+model costs nothing and what is left is ours: observing the page, acting, bookkeeping.
+
+Prints, per step: time outside the model (observe + act + bookkeeping), its parts, the model input
+tokens (fake server's estimate: ~4 characters a token, images by pixel count) and the share of that
+request which is an identical prefix of the next one (what prompt caching can reuse), computed from
+the recorded request bodies in tokens: tools → system → messages, block by block, a differing text
+block counted up to its first differing character. Ends with one JSON line.
+
+    .venv/bin/python benchmarks/step_overhead.py [--runs 3] [--screenshots both|on|off]
+
+Targets: median under 150 ms per step outside the model; prefix share above 80 % from step 3 on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from pydantic import SecretStr
+
+from webtask_core import Agent, WorkerStatus
+from webtask_core.browser import Browser, BrowserConfig
+from webtask_core.llm.anthropic import AnthropicLLM
+from webtask_core.session import Step
+from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
+from webtask_core.testing.fake_anthropic_checks import estimate_tokens
+from webtask_core.testing.marketplace import Marketplace
+from webtask_core.worker import WorkerOptions
+
+PASSWORD = "demo-pass"
+
+
+def _task(site_url: str, sku: str) -> str:
+    data = {
+        "sku": sku, "title": "Blue suede shoes", "description": "Worn twice.\nSize 8.", "price": 45.0,
+        "category": "Women's Shoes", "condition": "Like new", "photos": ["listing_image_1", "listing_image_2"],
+        "username": "demo", "password": "{{secret:shop_password}}", "site_url": site_url,
+    }
+    return f"Create a listing with these two photos, then report its URL.\n```json\n{json.dumps(data, indent=2)}\n```"
+
+
+def _blocks(request: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(role tag, block) in the order the API caches a prompt: tools, system, messages."""
+    items: list[tuple[str, Any]] = [("tool", tool) for tool in request.get("tools") or []]
+    items += [("system", block) for block in request.get("system") or []]
+    for message in request["messages"]:
+        for position, block in enumerate(message["content"]):
+            items.append((f"{message['role']}:{'start' if position == 0 else 'cont'}", block))
+    return [(tag, _strip_cache(block)) for tag, block in items]
+
+
+def _strip_cache(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _strip_cache(item) for key, item in value.items() if key != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache(item) for item in value]
+    return value
+
+
+def prefix_share(request: dict[str, Any], following: dict[str, Any]) -> float:
+    """Tokens of ``request`` that open ``following`` unchanged, over all tokens of ``request``."""
+    ours, theirs = _blocks(request), _blocks(following)
+    total = sum(estimate_tokens(block) for _, block in ours)
+    shared = 0
+    for (tag, block), (other_tag, other) in zip(ours, theirs):
+        if (tag, block) == (other_tag, other):
+            shared += estimate_tokens(block)
+            continue
+        if tag == other_tag and block.get("type") == other.get("type") == "text":
+            a, b = block["text"], other["text"]
+            same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            shared += same // 4
+        break
+    return shared / total if total else 0.0
+
+
+async def run(runs: int, screenshots: bool) -> dict[str, Any]:
+    steps: list[Step] = []
+    shares: list[tuple[int, float]] = []  # (step index, share of that request reused by the next)
+    tokens: list[tuple[int, int]] = []
+    cache_read_share: list[float] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder, Marketplace(users={"demo": PASSWORD}) as shop:
+        photos = [Path(folder) / "front.jpg", Path(folder) / "back.png"]
+        Image.new("RGB", (800, 600), (200, 30, 90)).save(photos[0], "JPEG")
+        Image.new("RGB", (600, 600), (20, 120, 200)).save(photos[1], "PNG")
+        options = WorkerOptions(screenshots=screenshots, secrets={"shop_password": SecretStr(PASSWORD)})
+        browser = await Browser.launch(BrowserConfig())
+        try:
+            async with FakeAnthropicServer(MarketplaceListingPolicy()) as server:
+                async with AnthropicLLM(base_url=server.base_url, api_key="bench") as llm:
+                    for number in range(runs):
+                        server.reset()
+                        async with Agent(llm, browser=browser, options=options,
+                                         resources={"listing_image_1": photos[0], "listing_image_2": photos[1]}) as agent:
+                            result = await agent.do(_task(shop.url("/listings"), f"BENCH-{number}"), max_steps=25)
+                        if result.status is not WorkerStatus.completed:
+                            raise SystemExit(f"run {number} ended {result.status.value}: {result.feedback}")
+                        session = agent.last_session
+                        assert session is not None
+                        steps += session.steps
+                        requests = [e.request for e in server.exchanges if e.status == 200]
+                        for step, request, following in zip(session.steps, requests, requests[1:]):
+                            shares.append((step.index, prefix_share(request, following)))
+                        for step in session.steps:
+                            usage = step.usage
+                            prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                            tokens.append((step.index, prompt))
+                            if step.index >= 3 and prompt:
+                                cache_read_share.append(usage.cache_read_tokens / prompt)
+        finally:
+            await browser.close()
+    elapsed = time.perf_counter() - started
+
+    outside = [s.timings.total_ms - s.timings.model_ms for s in steps]
+    parts = {
+        "observe": [s.timings.observe_ms for s in steps],
+        "act": [s.timings.act_ms for s in steps],
+        "bookkeeping": [s.timings.total_ms - s.timings.observe_ms - s.timings.model_ms - s.timings.act_ms
+                        for s in steps],
+        "model_call": [s.timings.model_ms for s in steps],
+    }
+    print(f"{runs} run(s) of the marketplace listing task, {len(steps)} steps, screenshots "
+          f"{'on' if screenshots else 'off'}, {elapsed:.1f} s\n")
+    print(f"{'step':>4}  {'outside ms':>10}  {'observe':>8}  {'act':>8}  {'book':>6}  {'in tokens':>9}  {'prefix→next':>11}")
+    share_by_step = dict(shares[: len(steps) // runs])
+    first_run = steps[: len(steps) // runs]
+    for step, (_, prompt) in zip(first_run, tokens):
+        share = share_by_step.get(step.index)
+        book = step.timings.total_ms - step.timings.observe_ms - step.timings.model_ms - step.timings.act_ms
+        print(f"{step.index:>4}  {step.timings.total_ms - step.timings.model_ms:>10.1f}  "
+              f"{step.timings.observe_ms:>8.1f}  {step.timings.act_ms:>8.1f}  {book:>6.1f}  {prompt:>9}  "
+              f"{'' if share is None else f'{share:.1%}':>11}")
+    by_tool: dict[str, list[float]] = {}
+    for step in steps:
+        for call in step.tool_calls:
+            if call.ok:
+                by_tool.setdefault(call.name, []).append(call.duration_ms)
+    tool_medians = {name: round(statistics.median(values), 1) for name, values in sorted(by_tool.items())}
+    print("\nmedian ms per tool call (browser action + settle, site latency included):")
+    print("  " + ", ".join(f"{name} {ms}" for name, ms in tool_medians.items()))
+    late_shares = [share for index, share in shares if index >= 3]
+    figures = {
+        "runs": runs,
+        "steps": len(steps),
+        "screenshots": screenshots,
+        "median_outside_model_ms": round(statistics.median(outside), 1),
+        "p90_outside_model_ms": round(sorted(outside)[int(0.9 * (len(outside) - 1))], 1),
+        "median_parts_ms": {name: round(statistics.median(values), 1) for name, values in parts.items()},
+        "median_tool_call_ms": tool_medians,
+        "median_input_tokens_per_step": int(statistics.median(t for _, t in tokens)),
+        "min_prefix_share_from_step_3": round(min(late_shares), 3) if late_shares else None,
+        "median_prefix_share_from_step_3": round(statistics.median(late_shares), 3) if late_shares else None,
+        "median_cache_read_share_from_step_3": round(statistics.median(cache_read_share), 3)
+        if cache_read_share else None,
+        "seconds": round(elapsed, 1),
+    }
+    print(f"\nmedian outside the model: {figures['median_outside_model_ms']} ms per step "
+          f"(target < 150); parts: {figures['median_parts_ms']}")
+    print(f"prefix share from step 3: min {figures['min_prefix_share_from_step_3']}, median "
+          f"{figures['median_prefix_share_from_step_3']} (target > 0.8); fake cache read share "
+          f"{figures['median_cache_read_share_from_step_3']}")
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--screenshots", choices=("both", "on", "off"), default="both")
+    args = parser.parse_args()
+    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.screenshots]
+    results = {}
+    for screenshots in modes:
+        results["screenshots_on" if screenshots else "screenshots_off"] = asyncio.run(run(args.runs, screenshots))
+        print()
+    sys.stdout.flush()
+    print(json.dumps({"benchmark": "step_overhead", **results}))
+
+
+if __name__ == "__main__":
+    main()
