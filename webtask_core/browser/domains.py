@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
-from playwright.async_api import BrowserContext, Page, Request, Route
+from playwright.async_api import BrowserContext, Frame, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.errors import ConfigError
@@ -116,19 +116,22 @@ class DomainPolicy:
             self.blocked.append(BlockedNavigation(url=request.url, page=self._page_of(request), by_redirect=True))
 
     @staticmethod
-    def _is_main_frame(request: Request) -> bool:
+    def _frame_of(request: Request) -> Frame | None:
         try:
-            return request.frame.parent_frame is None
-        except PlaywrightError as error:  # service-worker requests have no frame
-            if "service worker" in error.message.lower():
-                return False
-            raise
-
-    @staticmethod
-    def _page_of(request: Request) -> Page | None:
-        try:
-            return request.frame.page
-        except PlaywrightError as error:  # service-worker requests have no frame
-            if "service worker" in error.message.lower():
+            return request.frame
+        except PlaywrightError as error:
+            message = error.message.lower()
+            # Service-worker requests have no frame; nor has the first navigation of a new tab yet.
+            if "service worker" in message or "before the frame is created" in message:
                 return None
             raise
+
+    @classmethod
+    def _is_main_frame(cls, request: Request) -> bool:
+        frame = cls._frame_of(request)
+        return frame.parent_frame is None if frame is not None else request.is_navigation_request()
+
+    @classmethod
+    def _page_of(cls, request: Request) -> Page | None:
+        frame = cls._frame_of(request)
+        return frame.page if frame is not None else None

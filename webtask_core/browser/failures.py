@@ -6,6 +6,7 @@ timeout or a refused action is the model's problem (:class:`ActionError`, with a
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -16,6 +17,7 @@ from webtask_core.errors import ActionError, BrowserCrashedError
 
 __all__ = ["is_closed_error", "first_line", "translate_errors"]
 
+_API_PREFIX = re.compile(r"^[A-Z][A-Za-z]*\.[A-Za-z_]+: ")
 _CLOSED_MARKERS = (
     "target page, context or browser has been closed",
     "browser has been closed",
@@ -43,7 +45,8 @@ def first_line(error: BaseException) -> str:
     """Playwright messages carry a call log after the first line; the model needs only the first."""
     message = getattr(error, "message", None) or str(error)
     line = message.strip().splitlines()[0] if message.strip() else type(error).__name__
-    return line.removeprefix("Error: ").strip()
+    # "Page.goto: net::ERR_…" -> "net::ERR_…": the API method name means nothing to the model.
+    return _API_PREFIX.sub("", line.removeprefix("Error: ")).strip()
 
 
 @asynccontextmanager

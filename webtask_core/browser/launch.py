@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Browser as PlaywrightBrowser
@@ -21,7 +26,33 @@ from webtask_core.errors import BrowserCrashedError, ConfigError
 
 __all__ = ["Browser"]
 
+logger = logging.getLogger(__name__)
+
 _LAUNCH_TIMEOUT_MS = 60_000
+
+
+async def _start_playwright(workdir: Path) -> Playwright:
+    """Start Playwright's driver with TMPDIR pointing into `workdir` (it copies os.environ at start)."""
+    tempfile.gettempdir()  # fix Python's own temp dir before TMPDIR changes for a moment
+    previous = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(workdir)
+    try:
+        return await async_playwright().start()
+    finally:
+        if previous is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = previous
+
+
+async def _remove_folder(folder: Path) -> None:
+    """Remove the browser's temp folder; after a crash, dying child processes may still write to it."""
+    for _ in range(40):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        await asyncio.sleep(0.05)
+    logger.warning("could not remove the browser's temporary folder %s", folder)
 
 
 def _check_storage_state(state: object) -> dict[str, Any] | None:
@@ -38,10 +69,11 @@ def _check_storage_state(state: object) -> dict[str, Any] | None:
 class Browser:
     """A running Chromium. ``await Browser.launch(config)``, then ``new_session()`` per task."""
 
-    def __init__(self, playwright: Playwright, browser: PlaywrightBrowser, config: BrowserConfig):
+    def __init__(self, playwright: Playwright, browser: PlaywrightBrowser, config: BrowserConfig, workdir: Path):
         self._playwright = playwright
         self._browser = browser
         self.config = config
+        self._workdir = workdir
         self._sessions: list[BrowserSession] = []
         self._closed = False
 
@@ -58,21 +90,31 @@ class Browser:
                 "headless", "headed Chromium needs a display but DISPLAY is not set; use headless=True or xvfb-run"
             )
         executable = config.executable_path or find_chromium()
-        playwright = await async_playwright().start()
+        # Everything Playwright and Chromium put in the temp dir (the profile, Chromium's own scratch
+        # folders) goes into one folder of ours, so close() can remove it even after a crash.
+        workdir = Path(tempfile.mkdtemp(prefix="webtask-browser-"))
+        try:
+            playwright = await _start_playwright(workdir)
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
         try:
             browser = await playwright.chromium.launch(
                 executable_path=executable,
                 headless=config.headless,
                 args=[*CHROMIUM_ARGS, *config.extra_args],
+                env={**os.environ, "TMPDIR": str(workdir)},
                 timeout=_LAUNCH_TIMEOUT_MS,
             )
         except PlaywrightError as error:
             await playwright.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
             raise BrowserCrashedError(f"Chromium at {executable} did not start: {first_line(error)}") from error
         except BaseException:
             await playwright.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
             raise
-        return cls(playwright, browser, config)
+        return cls(playwright, browser, config, workdir)
 
     @property
     def is_alive(self) -> bool:
@@ -133,6 +175,7 @@ class Browser:
                 raise
         finally:
             await self._playwright.stop()
+            await _remove_folder(self._workdir)
 
     async def __aenter__(self) -> Browser:
         return self

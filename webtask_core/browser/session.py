@@ -116,6 +116,9 @@ class BrowserSession:
             raise
         except BrowserCrashedError:
             self._require_alive()  # a more precise reason when we know it
+            if page.is_closed():
+                # Only this tab went away (the page closed itself): not a crash.
+                return "; ".join([what, *(self._tabs.notes or ["the tab closed"])])
             raise
         await self._raise_if_blocked(page, blocked)
         parts = [message]
@@ -176,6 +179,9 @@ class BrowserSession:
             except PlaywrightError as error:
                 if is_closed_error(error) or page.is_closed():
                     self._require_alive()
+                    if page.is_closed() and attempt < 2:
+                        page = await self._tabs.ensure_active()  # that tab closed itself: look at the next
+                        continue
                     raise BrowserCrashedError(f"observing {page.url}: {first_line(error)}") from error
                 if attempt == 2:
                     raise TransientError(f"could not observe {page.url}: {first_line(error)}") from error
@@ -342,7 +348,15 @@ class BrowserSession:
         timeout = self._config.navigation_timeout_s
 
         async def operation(page: Page) -> str:
-            response = await page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
+            navigations = self._tabs.navigations(page)
+            try:
+                response = await page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
+            except PlaywrightError as error:
+                if "net::ERR_" in error.message and "ERR_ABORTED" not in error.message:
+                    # Chromium commits its error page a moment after goto fails; wait for it, so the
+                    # history (go_back) and the next observation see the tab as it really is.
+                    await self._tabs.wait_navigation(page, navigations, timeout_s=2.0)
+                raise
             status = f" (HTTP {response.status})" if response is not None and response.status >= 400 else ""
             return f"navigated to {page.url}{status}"
 
@@ -353,8 +367,17 @@ class BrowserSession:
 
         async def operation(page: Page) -> str:
             url, navigations = page.url, self._tabs.navigations(page)
-            await page.go_back(wait_until="domcontentloaded", timeout=timeout * 1000)
-            if page.url == url and self._tabs.navigations(page) == navigations:
+            for attempt in range(20):
+                try:
+                    response = await page.go_back(wait_until="domcontentloaded", timeout=timeout * 1000)
+                    break
+                except PlaywrightError as error:
+                    # Right after a failed navigation Chromium is still swapping in its error page and
+                    # has no page to ask for the history; it has one again within a moment.
+                    if "not attached to an active page" not in error.message.lower() or attempt == 19:
+                        raise
+                    await asyncio.sleep(0.05)
+            if response is None and page.url == url and self._tabs.navigations(page) == navigations:
                 raise ActionError("go_back: there is no previous page in this tab")
             return f"went back to {page.url}"
 

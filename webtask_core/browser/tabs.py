@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from playwright.async_api import BrowserContext, Dialog, Frame, Page
@@ -24,6 +25,7 @@ class TabSet:
         self.crashed: str | None = None
         self.notes: list[str] = []  # things worth telling the model about the current action
         self._navigations: dict[Page, int] = {}
+        self._navigated_event = asyncio.Event()
         context.on("page", self.add)
 
     def add(self, page: Page) -> None:
@@ -48,6 +50,22 @@ class TabSet:
     def _navigated(self, page: Page, frame: Frame) -> None:
         if frame is page.main_frame:
             self._navigations[page] = self._navigations.get(page, 0) + 1
+            self._navigated_event.set()
+
+    async def wait_navigation(self, page: Page, after: int, timeout_s: float) -> bool:
+        """Wait until `page` has had more than `after` main-frame navigations; False on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self.navigations(page) <= after:
+            remaining = deadline - loop.time()
+            if remaining <= 0 or page.is_closed():
+                return False
+            self._navigated_event.clear()
+            try:
+                await asyncio.wait_for(self._navigated_event.wait(), timeout=remaining)
+            except TimeoutError:
+                return False
+        return True
 
     def _closed(self, page: Page) -> None:
         if page in self.pages:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections import defaultdict
@@ -76,3 +77,13 @@ def wait_until(condition, timeout_s: float = 10.0) -> bool:
 
 def still_running(pids: set[int]) -> set[int]:
     return {pid for pid in pids if _is_running(pid)}
+
+
+async def wait_until_async(condition, timeout_s: float = 10.0) -> bool:
+    """Like wait_until, but lets the event loop run (Playwright's events arrive on it)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return condition()
