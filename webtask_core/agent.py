@@ -85,6 +85,7 @@ class Agent:
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None
         self._visit_start_url = False
+        self._finalised = False
 
     # ---- browser lifecycle ----
 
@@ -181,31 +182,43 @@ class Agent:
             previous_session=previous,
         )
         self._visit_start_url = self.start_url is not None and previous is None
+        self._finalised = False
         return self.task_context
 
     async def run_step(self) -> StepOutcome:
-        """One step of the current task; when it ends, ``last_session`` / ``last_result`` are set."""
+        """One step of the current task; when it ends, ``last_session`` / ``last_result`` are set.
+
+        A TransientError leaves the task as it was: call run_step() again to retry the step (or, if
+        the step had ended the task and only the final capture failed, to finish it).
+        """
         ctx = self.task_context
         if ctx is None:
             raise RuntimeError("no task: call set_task() first")
-        if ctx.finished:
+        if ctx.finished and self._finalised:
             raise RuntimeError("the task is finished; call set_task() for another")
         session = await self._ensure_session()
-        if self._visit_start_url:
-            try:
-                await session.navigate(self.start_url)  # type: ignore[arg-type]
-            except ActionError as exc:
-                raise ConfigError("start_url", f"cannot open {self.start_url!r}: {exc}") from exc
-            self._visit_start_url = False
-        step = await self.worker.step(ctx)
+        if not ctx.finished:
+            if self._visit_start_url:
+                try:
+                    await session.navigate(self.start_url)  # type: ignore[arg-type]
+                except ActionError as exc:
+                    raise ConfigError("start_url", f"cannot open {self.start_url!r}: {exc}") from exc
+                self._visit_start_url = False
+            step = await self.worker.step(ctx)
+        else:
+            step = ctx.steps[-1]
         if ctx.finished:
-            session_record = await self.worker.finish(ctx)
-            self.last_session = session_record
-            self.last_result = AgentResult(
-                status=session_record.status,
-                output=ctx.output_spec.to_user(session_record.output),
-                feedback=session_record.feedback,
-                steps=session_record.steps_used,
-                usage=session_record.usage,
-            )
+            await self._finalise(ctx)
         return StepOutcome(step, ctx.finished)
+
+    async def _finalise(self, ctx: TaskContext) -> None:
+        session_record = await self.worker.finish(ctx)
+        self.last_session = session_record
+        self.last_result = AgentResult(
+            status=session_record.status,
+            output=ctx.output_spec.to_user(session_record.output),
+            feedback=session_record.feedback,
+            steps=session_record.steps_used,
+            usage=session_record.usage,
+        )
+        self._finalised = True

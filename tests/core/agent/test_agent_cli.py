@@ -6,7 +6,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from agent_helpers import fake_model
 from typer.testing import CliRunner
 
@@ -14,7 +13,6 @@ from webtask_core.cli import app
 from webtask_core.testing import Reply, ReplayPolicy, ToolUse
 
 
-@pytest.mark.slow  # a whole command: imports, its own Chromium, one step
 async def test_run_prints_each_step_and_the_result_as_json(shop, photos: list[Path], tmp_path: Path, monkeypatch):
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"type": "object", "properties": {"heading": {"type": "string"}},
