@@ -64,6 +64,8 @@ class Worker:
         self.options = options or WorkerOptions()
         self.prompts = PromptSet.resolve(self.options.prompts)
         self.system = self.prompts.render("system")
+        # Rendered up front: nothing that runs after a step's actions may fail on a bad template.
+        self._notes = {key: self.prompts.render(key) for key in ("tool_call_required", "empty_reply")}
         self._secrets = {name: value.get_secret_value() for name, value in self.options.secrets.items()}
 
     @property
@@ -247,10 +249,10 @@ class Worker:
         content.extend(reply.tool_calls)
         if not reply.tool_calls:
             if reply.text.strip():
-                note, error = self.prompts.render("tool_call_required"), "the reply called no tool"
+                note, error = self._notes["tool_call_required"], "the reply called no tool"
             else:
                 content.append(TextBlock(text="(empty reply)"))
-                note, error = self.prompts.render("empty_reply"), "the reply was empty"
+                note, error = self._notes["empty_reply"], "the reply was empty"
             return Message(role="assistant", content=content), [TextBlock(text=note)], error
         results: list[Block] = [
             ToolResult(
@@ -294,15 +296,20 @@ def _timings(
     )
 
 
-def _thumbnail(jpeg: bytes, width: int) -> str:
+def _thumbnail(jpeg: bytes, width: int) -> str | None:
+    """A small JPEG for the step record. It is only a record: an image Pillow cannot read gives None
+    rather than failing a step whose actions have already run."""
     from PIL import Image
 
-    with Image.open(io.BytesIO(jpeg)) as image:
-        height = max(1, round(image.height * width / max(1, image.width)))
-        image.draft("RGB", (width, height))  # let the JPEG decoder downscale: much faster
-        small = image.convert("RGB")
-        small.thumbnail((width, height))
-        buffer = io.BytesIO()
-        small.save(buffer, format="JPEG", quality=60)
+    try:
+        with Image.open(io.BytesIO(jpeg)) as image:
+            height = max(1, round(image.height * width / max(1, image.width)))
+            image.draft("RGB", (width, height))  # let the JPEG decoder downscale: much faster
+            small = image.convert("RGB")
+            small.thumbnail((width, height))
+            buffer = io.BytesIO()
+            small.save(buffer, format="JPEG", quality=60)
+    except (OSError, ValueError):  # UnidentifiedImageError is an OSError
+        return None
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
