@@ -1,1 +1,68 @@
-"""TODO: filled by its module."""
+"""Prefect flows around webtask_core: ``run-webtask`` and the pieces it is built from.
+
+Names are imported lazily, so ``import flows.resources`` does not load Playwright or the model SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "run_webtask",
+    "WebtaskResult",
+    "WebtaskFailed",
+    "StepTiming",
+    "webtask_result",
+    "fetch_resources",
+    "downloaded_resources",
+    "resource_folder",
+    "get_session_store",
+    "load_session",
+    "load_worker_session",
+    "save_session",
+    "session_lock",
+    "emit_task_event",
+    "TASK_EVENT_NAMES",
+    "create_automation_from_file",
+    "WebtaskSettings",
+]
+
+_WHERE = {
+    "run_webtask": "flows.webtask_flow",
+    "WebtaskResult": "flows.webtask_result",
+    "WebtaskFailed": "flows.webtask_result",
+    "StepTiming": "flows.webtask_result",
+    "webtask_result": "flows.webtask_result",
+    "fetch_resources": "flows.resources",
+    "downloaded_resources": "flows.resources",
+    "resource_folder": "flows.resources",
+    "get_session_store": "flows.session_store",
+    "load_session": "flows.session_store",
+    "load_worker_session": "flows.session_store",
+    "save_session": "flows.session_store",
+    "session_lock": "flows.session_store",
+    "emit_task_event": "flows.events",
+    "TASK_EVENT_NAMES": "flows.events",
+    "create_automation_from_file": "flows.automations",
+    "WebtaskSettings": "flows.settings",
+}
+
+if TYPE_CHECKING:
+    from flows.automations import create_automation_from_file
+    from flows.events import TASK_EVENT_NAMES, emit_task_event
+    from flows.resources import downloaded_resources, fetch_resources, resource_folder
+    from flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
+    from flows.settings import WebtaskSettings
+    from flows.webtask_flow import run_webtask
+    from flows.webtask_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,227 @@
+"""What a run shows in the Prefect UI: a markdown artifact per step, a table of steps, a summary.
+
+- Step artifacts (one per step, created by the step's task run, so they show under it and under the
+  flow run) and the steps table have no key: they belong to their run and never collide with other
+  runs, and they do not flood the UI's Artifacts catalog.
+- The summary has a key, ``webtask-summary-<session key>`` (or ``webtask-summary-<flow name>``
+  without a session key): reruns of the same session version one artifact, whose history is the
+  run history. Keys match ``^[a-z0-9-]*$``.
+
+Secrets never appear: the worker only ever records ``{{secret:NAME}}`` placeholders, and every text
+rendered here goes through :class:`SecretMasker` as well, in case a page echoed a secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from webtask_core.session import Step, ToolCallRecord
+
+if TYPE_CHECKING:
+    from .webtask_result import WebtaskResult
+
+__all__ = [
+    "SecretMasker",
+    "ARTIFACT_KEY_PATTERN",
+    "summary_artifact_key",
+    "step_markdown",
+    "steps_table",
+    "summary_markdown",
+    "publish_step_artifact",
+    "publish_run_artifacts",
+]
+
+ARTIFACT_KEY_PATTERN = re.compile(r"^[a-z0-9-]*$")
+_MAX_PARAMS_CHARS = 300
+_MAX_MESSAGE_CHARS = 500
+_MAX_KEY_SLUG_CHARS = 60
+_STATUS_MARK = {"completed": "✅", "aborted": "🛑", "max_steps": "⏱️"}
+
+
+class SecretMasker:
+    """Replaces secret values by their ``{{secret:NAME}}`` placeholders in any text."""
+
+    def __init__(self, secrets: Mapping[str, str] | None = None):
+        # Longest first, so a secret containing another is masked whole.
+        self._pairs = sorted(((v, n) for n, v in (secrets or {}).items() if v), key=lambda p: -len(p[0]))
+
+    def __call__(self, text: str) -> str:
+        for value, name in self._pairs:
+            text = text.replace(value, "{{secret:" + name + "}}")
+        return text
+
+
+def summary_artifact_key(session_key: str | None, flow_name: str) -> str:
+    """``webtask-summary-<slug>``; a short hash keeps keys distinct when the slug lost characters."""
+    source = session_key or flow_name
+    slug = re.sub(r"[^a-z0-9]+", "-", source.lower()).strip("-")[:_MAX_KEY_SLUG_CHARS].strip("-") or "run"
+    if slug != source:
+        slug += "-" + hashlib.sha1(source.encode()).hexdigest()[:6]
+    key = f"webtask-summary-{slug}"
+    assert ARTIFACT_KEY_PATTERN.fullmatch(key), key
+    return key
+
+
+# ---- rendering ----
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks in ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}" if longest else f"`{text}`"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _params(call: ToolCallRecord) -> str:
+    try:
+        text = json.dumps(call.input, ensure_ascii=False, sort_keys=False)
+    except (TypeError, ValueError):
+        text = repr(call.input)
+    return _clip(text, _MAX_PARAMS_CHARS)
+
+
+def _tokens(step_or_usage: Any) -> str:
+    usage = getattr(step_or_usage, "usage", step_or_usage)
+    return (f"input {usage.input_tokens} · output {usage.output_tokens} · "
+            f"cache read {usage.cache_read_tokens} · cache write {usage.cache_write_tokens}")
+
+
+def step_markdown(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1) -> str:
+    """The step artifact: the page, what the model said, each action and its result, a thumbnail."""
+    mask = masker or SecretMasker()
+    lines = [f"### Step {step.index}" + (f" — {_one_line(step.title)}" if step.title.strip() else ""), ""]
+    lines += [f"Page: {_code(step.url)}", ""]
+    if step.model_text.strip():
+        lines += [f"> {line}" if line.strip() else ">" for line in step.model_text.strip().splitlines()]
+        lines.append("")
+    if step.tool_calls:
+        lines.append("**Actions**")
+        lines.append("")
+        for number, call in enumerate(step.tool_calls, start=1):
+            mark = "✅" if call.ok else "❌"
+            message = _one_line(_clip(call.message, _MAX_MESSAGE_CHARS)) or ("done" if call.ok else "failed")
+            lines.append(f"{number}. {mark} **{call.name}** {_code(_params(call))} → {message}")
+        lines.append("")
+    else:
+        lines += ["**Actions**: none", ""]
+    if step.warnings:
+        lines += ["**Warnings**: " + " · ".join(_one_line(w) for w in step.warnings), ""]
+    if step.error:
+        lines += [f"**Problem**: {_one_line(step.error)}", ""]
+    if step.ended is not None:
+        lines += [f"**The task ended here**: {step.ended.value}", ""]
+    timings = step.timings
+    lines.append(f"**Tokens**: {_tokens(step)}  ")
+    lines.append(
+        f"**Time**: observe {timings.observe_ms:.0f} ms · model {timings.model_ms:.0f} ms · "
+        f"act {timings.act_ms:.0f} ms · total {timings.total_ms:.0f} ms"
+        + (f" · attempts {attempts}" if attempts > 1 else "")
+    )
+    text = mask("\n".join(lines))
+    if step.screenshot:  # base64 JPEG thumbnail from the worker; masked text first, the image after
+        text += f"\n\n![page at step {step.index}](data:image/jpeg;base64,{step.screenshot})\n"
+    return text
+
+
+def steps_table(
+    steps: Sequence[Step], *, attempts: Mapping[int, int] | None = None,
+    task_ms: Mapping[int, float] | None = None, masker: SecretMasker | None = None,
+) -> list[dict[str, Any]]:
+    """One row per step, for the table artifact."""
+    mask = masker or SecretMasker()
+    rows = []
+    for step in steps:
+        rows.append({
+            "step": step.index,
+            "url": mask(step.url),
+            "actions": mask(_clip(step.summary(), _MAX_MESSAGE_CHARS)),
+            "ok": step.ok and step.error is None,
+            "input_tokens": step.usage.input_tokens,
+            "output_tokens": step.usage.output_tokens,
+            "model_ms": round(step.timings.model_ms),
+            "step_ms": round(step.timings.total_ms),
+            "task_ms": round((task_ms or {}).get(step.index, 0.0)),
+            "attempts": (attempts or {}).get(step.index, 1),
+        })
+    return rows
+
+
+def summary_markdown(result: "WebtaskResult", *, task: str, masker: SecretMasker | None = None) -> str:
+    """The run summary: status, feedback, output, steps, tokens, time."""
+    mask = masker or SecretMasker()
+    status = result.status.value
+    first_line = _clip(_one_line(task.strip().splitlines()[0] if task.strip() else ""), 200)
+    lines = [
+        f"## {_STATUS_MARK.get(status, '')} webtask {status}",
+        "",
+        f"**Task**: {first_line}",
+        "",
+        f"**Feedback**: {_one_line(result.feedback) or '(none)'}",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| Status | {status} |",
+        f"| Steps | {result.steps} of {result.max_steps} |",
+        f"| Tokens | {result.tokens} ({_tokens(result.usage)}) |",
+        f"| Time | {result.duration_s:.1f} s |",
+        f"| Step retries | {result.step_retries} |",
+        f"| Browser relaunches | {result.browser_relaunches} |",
+    ]
+    if result.session_key:
+        lines.append(f"| Session key | {_code(result.session_key)} |")
+    if result.final_url:
+        lines.append(f"| Final page | {_code(result.final_url)} |")
+    if result.output is not None:
+        lines += ["", "**Output**", "", "```json", json.dumps(result.output, indent=2, default=str), "```"]
+    return mask("\n".join(lines)) + "\n"
+
+
+# ---- publishing (inside an async flow / task: the a-prefixed functions) ----
+
+
+async def publish_step_artifact(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1) -> Any:
+    from prefect.artifacts import acreate_markdown_artifact
+
+    mask = masker or SecretMasker()
+    description = mask(_clip(f"Step {step.index}: {step.summary()}", 500))
+    return await acreate_markdown_artifact(
+        step_markdown(step, masker=mask, attempts=attempts), key=None, description=description
+    )
+
+
+async def publish_run_artifacts(
+    result: "WebtaskResult",
+    steps: Iterable[Step],
+    *,
+    task: str,
+    flow_name: str,
+    attempts: Mapping[int, int] | None = None,
+    task_ms: Mapping[int, float] | None = None,
+    masker: SecretMasker | None = None,
+) -> tuple[Any, Any]:
+    """The steps table (no key) and the summary (keyed per session / flow); returns their ids."""
+    from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
+
+    mask = masker or SecretMasker()
+    rows = steps_table(list(steps), attempts=attempts, task_ms=task_ms, masker=mask)
+    table_id = await acreate_table_artifact(
+        rows, key=None, description=f"Steps of the webtask ({result.status.value}, {result.steps} steps)"
+    )
+    summary_id = await acreate_markdown_artifact(
+        summary_markdown(result, task=task, masker=mask),
+        key=summary_artifact_key(result.session_key, flow_name),
+        description=mask(_clip(f"webtask {result.status.value}: {_one_line(result.feedback)}", 500)),
+    )
+    return table_id, summary_id

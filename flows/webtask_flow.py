@@ -1,0 +1,227 @@
+"""The ``run-webtask`` flow: one agent task, each step a retryable Prefect task.
+
+    from flows import run_webtask
+    result = await run_webtask("List the boots ...", start_url="https://shop.example",
+                               resources={"listing_image_1": "s3://photos/boots/1.jpg"},
+                               session_key="shop-demo", secrets={"shop_password": "shop-password"})
+
+In order, so that bad input fails before a browser starts: check the parameters, read the Secret
+blocks, take the session key's lock and load the stored session, download the resources, set up the
+model client, start the task context; only then launch Chromium. Whatever happens, the browser is
+closed, the resource folder removed and the lock released. The model endpoint and key come from the
+environment (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``), so deployments and tests run the same
+code; every parameter is JSON, so deployments can pass them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.context import FlowRunContext
+from prefect.states import Completed, Failed
+from pydantic import SecretStr
+
+from webtask_core.errors import BrowserCrashedError, ConfigError
+from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM
+from webtask_core.resources import validate_resource_name
+from webtask_core.session import WorkerSession
+from webtask_core.storage import validate_session_key
+from webtask_core.task_context import TaskContext
+from webtask_core.tools.base import SECRET_PLACEHOLDER
+from webtask_core.worker import Worker, WorkerOptions
+
+from .artifacts import SecretMasker, publish_run_artifacts
+from .browser_runtime import BrowserRuntime
+from .events import emit_task_event
+from .resources import downloaded_resources
+from .session_store import get_session_store, load_worker_session, save_session, session_lock
+from .steps import StepRun, step_task
+from .webtask_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+
+__all__ = ["run_webtask", "load_secrets"]
+
+@flow(name="run-webtask", persist_result=True, validate_parameters=True)
+async def run_webtask(
+    task: str,
+    start_url: str | None = None,
+    resources: dict[str, str] | None = None,
+    max_steps: int = 20,
+    session_key: str | None = None,
+    output_schema: dict[str, Any] | None = None,
+    model: str | None = None,
+    allowed_domains: list[str] | None = None,
+    secrets: dict[str, str] | None = None,
+) -> WebtaskResult:
+    """Run one web task with the agent.
+
+    Args:
+        task: what to do, in words (may contain ``{{secret:NAME}}`` placeholders).
+        start_url: the page to open first; default: where the session with ``session_key`` ended.
+        resources: upload files by name: ``s3://bucket/key`` URIs or local paths.
+        max_steps: the most steps (model calls) the task may take.
+        session_key: carry the conversation and the browser's cookies to the next run with this key.
+        output_schema: a JSON schema (``"type": "object"``) the task's output must match.
+        model: the Anthropic model name; default: AnthropicLLM's.
+        allowed_domains: top-level navigation is limited to these domains.
+        secrets: placeholder name -> Prefect ``Secret`` block name, for ``{{secret:NAME}}``.
+
+    Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
+    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
+    """
+    started = time.perf_counter()
+    logger = get_run_logger()
+    _check_parameters(task, start_url, resources, session_key, allowed_domains)
+    secret_values = await load_secrets(secrets)
+    masker = SecretMasker(secret_values)
+    options = WorkerOptions(secrets={name: SecretStr(value) for name, value in secret_values.items()})
+    run_context = FlowRunContext.get()
+    flow_run_id = str(run_context.flow_run.id) if run_context and run_context.flow_run else None
+    flow_name = run_context.flow.name if run_context and run_context.flow else "run-webtask"
+
+    async with AsyncExitStack() as stack:
+        previous: WorkerSession | None = None
+        storage_state: dict[str, Any] | None = None
+        last_url: str | None = None
+        store = None
+        if session_key:
+            await stack.enter_async_context(session_lock(session_key))
+            store = await get_session_store()
+            loaded = await load_worker_session(session_key, store=store)
+            if loaded is not None:
+                previous, stored = loaded
+                storage_state, last_url = stored.storage_state, stored.last_url
+                logger.info("Continuing session %r (%d earlier task(s))", session_key, len(previous.previous_tasks) + 1)
+        files = await stack.enter_async_context(downloaded_resources(resources or {}))
+        llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
+        browser = await stack.enter_async_context(
+            BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains)
+        )
+        worker = Worker(llm, browser.current_session, options=options)
+        ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
+                           previous_session=previous)
+
+        await browser.open(start_url or last_url)
+        step_run = StepRun(worker, ctx, browser, masker=masker)
+        run_step = step_task()
+        task_ms: dict[int, float] = {}
+        while not ctx.finished:
+            index = ctx.next_index
+            step_started = time.perf_counter()
+            step = await run_step(step_run, index)
+            task_ms[index] = round((time.perf_counter() - step_started) * 1000.0, 2)
+            logger.info("step %d: %s", index, masker(step.summary()))
+
+        session = await _finish(worker, ctx, browser)
+        if session_key and store is not None:
+            state, url = await browser.final_state()
+            await save_session(session_key, session, storage_state=state, last_url=url or session.final_url,
+                               store=store)
+        relaunches = browser.relaunches
+    # Here the browser is closed, the resource folder removed and the session key released.
+
+    result = _result(session, step_run, task_ms, started=started, session_key=session_key,
+                     flow_run_id=flow_run_id, relaunches=relaunches)
+    await publish_run_artifacts(result, session.steps, task=task, flow_name=flow_name,
+                                attempts=step_run.attempts, task_ms=task_ms, masker=masker)
+    emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
+                    steps_used=result.steps, max_steps=result.max_steps)
+    logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, masker(result.feedback))
+    if result.ok:
+        return Completed(message=result.feedback, data=result)  # type: ignore[return-value]
+    return Failed(  # type: ignore[return-value]
+        name=FAILED_STATE_NAMES[result.status], message=result.feedback, data=WebtaskFailed(result)
+    )
+
+
+def _check_parameters(
+    task: str,
+    start_url: str | None,
+    resources: Mapping[str, str] | None,
+    session_key: str | None,
+    allowed_domains: list[str] | None,
+) -> None:
+    """The checks that need no I/O (Worker.start checks task, max_steps and the output schema)."""
+    if not isinstance(task, str) or not task.strip():
+        raise ConfigError("task", "must be a non-empty string")
+    if start_url is not None and not (isinstance(start_url, str) and start_url.startswith(("http://", "https://"))):
+        raise ConfigError("start_url", f"{start_url!r} is not an http(s) URL")
+    for name in resources or {}:
+        validate_resource_name(name)  # before anything is downloaded
+    if session_key is not None:
+        validate_session_key(session_key)
+    if allowed_domains is not None and not all(isinstance(d, str) and d.strip() for d in allowed_domains):
+        raise ConfigError("allowed_domains", "must be a list of non-empty domain names")
+
+
+async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
+    """Placeholder name -> value, read from the Prefect ``Secret`` blocks the mapping names."""
+    if not secrets:
+        return {}
+    from prefect.blocks.system import Secret
+
+    values: dict[str, str] = {}
+    for name, block_name in secrets.items():
+        if not isinstance(name, str) or not SECRET_PLACEHOLDER.fullmatch("{{secret:" + name + "}}"):
+            raise ConfigError("secrets", f"{name!r} cannot be used in a {{{{secret:NAME}}}} placeholder")
+        try:
+            block = await Secret.aload(block_name)
+        except ValueError as exc:
+            raise ConfigError("secrets", f"{name!r}: no Secret block named {block_name!r} ({exc})") from exc
+        value = block.get()
+        if not isinstance(value, str) or not value:
+            raise ConfigError("secrets", f"{name!r}: the Secret block {block_name!r} must hold a non-empty string")
+        values[name] = value
+    return values
+
+
+async def _finish(worker: Worker, ctx: TaskContext, browser: BrowserRuntime) -> WorkerSession:
+    """The WorkerSession; the final page is captured when the browser still runs."""
+    if not browser.is_alive:
+        return await worker.finish(ctx, capture=False)
+    try:
+        return await worker.finish(ctx)
+    except BrowserCrashedError as exc:
+        get_run_logger().warning("The browser died after the last step (%s); no final page captured", exc)
+        return await worker.finish(ctx, capture=False)
+
+
+def _result(
+    session: WorkerSession,
+    step_run: StepRun,
+    task_ms: Mapping[int, float],
+    *,
+    started: float,
+    session_key: str | None,
+    flow_run_id: str | None,
+    relaunches: int,
+) -> WebtaskResult:
+    attempts = step_run.attempts
+    timings = [
+        StepTiming(
+            index=step.index, url=step_run.masker(step.url), ok=step.ok and step.error is None,
+            attempts=attempts.get(step.index, 1), observe_ms=step.timings.observe_ms,
+            model_ms=step.timings.model_ms, act_ms=step.timings.act_ms, step_ms=step.timings.total_ms,
+            task_ms=task_ms.get(step.index, 0.0),
+        )
+        for step in session.steps
+    ]
+    return WebtaskResult(
+        status=session.status,
+        output=session.output,
+        feedback=step_run.masker(session.feedback),
+        steps=session.steps_used,
+        max_steps=session.max_steps,
+        usage=session.usage,
+        tokens=session.usage.total_tokens,
+        step_timings=timings,
+        duration_s=round(time.perf_counter() - started, 3),
+        final_url=step_run.masker(session.final_url),
+        session_key=session_key,
+        flow_run_id=flow_run_id,
+        step_retries=sum(count - 1 for count in attempts.values()),
+        browser_relaunches=relaunches,
+    )

@@ -1,0 +1,96 @@
+"""A listing created through the run-webtask flow: photos from S3, a Secret block, artifacts in Prefect."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from flow_helpers import (
+    OUTPUT_SCHEMA,
+    SHOP_PASSWORD,
+    fake_model_env,
+    flow_env,  # noqa: F401 (fixture)
+    listing_task,
+    make_photos,
+    read_artifacts,
+    read_flow_run,
+    read_task_runs,
+    shop,  # noqa: F401 (fixture)
+    shop_secret,  # noqa: F401 (fixture)
+)
+
+from flows.webtask_flow import run_webtask
+from flows.webtask_result import WebtaskResult, webtask_result
+from flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
+from webtask_core.session import WorkerStatus
+from webtask_core.testing import MarketplaceListingPolicy
+
+
+async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monkeypatch, s3_endpoint, s3_client,
+                                               s3_bucket, tmp_path):
+    photos = make_photos(tmp_path / "photos")
+    s3_client.upload_file(str(photos[0]), s3_bucket, "listings/BOOT-001/front.jpg")
+    # A key with "../" segments: downloaded under a safe name inside the run's folder.
+    s3_client.upload_file(str(photos[1]), s3_bucket, "listings/../../back side.png")
+    monkeypatch.setenv("WEBTASK_S3_ENDPOINT_URL", s3_endpoint)
+    resources = {
+        "listing_image_1": f"s3://{s3_bucket}/listings/BOOT-001/front.jpg",
+        "listing_image_2": f"s3://{s3_bucket}/listings/../../back side.png",
+    }
+
+    async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
+        state = await run_webtask(
+            listing_task(shop.url("/listings")), start_url=shop.url("/listings"), resources=resources,
+            max_steps=20, session_key="listing-shop", output_schema=OUTPUT_SCHEMA, secrets=shop_secret,
+            return_state=True,
+        )
+        requests = server.requests
+
+    assert state.is_completed(), state.message
+    result = await webtask_result(state)
+    assert isinstance(result, WebtaskResult) and result.status is WorkerStatus.completed
+    assert state.message == result.feedback
+
+    (listing,) = shop.listing_by_sku("BOOT-001")
+    assert result.output == {"listing_url": listing.url, "sku": "BOOT-001"}
+    stored = sorted(hashlib.sha256(photo.content).hexdigest() for photo in listing.photos)
+    assert stored == sorted(hashlib.sha256(path.read_bytes()).hexdigest() for path in photos)
+    assert list(tmp_path.rglob("back side.png")) == [photos[1]]  # nothing escaped the run's folder
+
+    assert result.steps == len(requests) == len(result.step_timings)
+    assert result.tokens == result.usage.total_tokens > 0
+    assert all(t.attempts == 1 and t.task_ms >= t.step_ms > 0 for t in result.step_timings)
+    assert result.step_retries == 0 and result.browser_relaunches == 0
+
+    # Steps are task runs named "step N"; every step and the summary are artifacts readable back.
+    flow_run_id = state.state_details.flow_run_id
+    task_runs = await read_task_runs(flow_run_id, expected=result.steps)
+    assert sorted(run.name for run in task_runs) == sorted(f"step {n}" for n in range(1, result.steps + 1))
+    assert all(run.state.is_completed() and run.run_count == 1 for run in task_runs)
+
+    artifacts = await read_artifacts(flow_run_id)
+    markdown = [a for a in artifacts if a.type == "markdown"]
+    steps = [a for a in markdown if a.key is None]
+    tables = [a for a in artifacts if a.type == "table"]
+    (summary,) = [a for a in markdown if a.key is not None]
+    assert len(steps) == result.steps and len(tables) == 1
+    assert {a.task_run_id for a in steps} == {run.id for run in task_runs}  # each under its step
+    assert summary.key == summary_artifact_key("listing-shop", "run-webtask") == "webtask-summary-listing-shop"
+    assert all(ARTIFACT_KEY_PATTERN.fullmatch(a.key or "") for a in artifacts)
+
+    upload_step = next(a.data for a in steps if "**upload**" in a.data)
+    assert '"resources": ["listing_image_1", "listing_image_2"]' in upload_step
+    assert re.search(r"!\[page at step \d+\]\(data:image/jpeg;base64,[A-Za-z0-9+/=]{100,}\)", upload_step)
+    assert "Tokens**: input" in upload_step
+    login_step = next(a.data for a in steps if "Logging in" in a.data)
+    assert "{{secret:shop_password}}" in login_step
+
+    rows = json.loads(tables[0].data)
+    assert [row["step"] for row in rows] == list(range(1, result.steps + 1))
+    assert "completed" in summary.data and listing.url in summary.data and "Steps | " in summary.data
+
+    everything = json.dumps([a.data for a in artifacts]) + state.message + result.model_dump_json()
+    assert SHOP_PASSWORD not in everything
+    flow_run = await read_flow_run(flow_run_id)
+    assert flow_run.name and flow_run.state.name == "Completed"
