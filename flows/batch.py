@@ -1,0 +1,190 @@
+"""The ``batch-listing-upload`` flow: every listing of a manifest on the marketplace, crash-safe.
+
+    from flows.batch import batch_listing_upload
+    results = await batch_listing_upload(manifest="s3://listings/nightly/manifest.jsonl",
+                                         site_url="https://shop.example", username="ops",
+                                         password_secret="shop-password")
+
+In order: read and validate the whole manifest (nothing touches the site when a row is bad), render
+every task, check the ledger can be written, skip the listings the ledger already holds, then run
+the others with at most ``max_concurrency`` at a time — each a ``run-webtask`` run named after its
+SKU, in this process or (``fan_out="deployments"``) on the work pool. Every finished listing updates
+the progress artifact; completed ones go in the ledger. The batch ends ``Completed`` when every
+listing completed, else ``Failed`` naming the SKUs that did not; either way its data is the list of
+:class:`ListingResult` (read it with :func:`batch_results`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.context import FlowRunContext
+from prefect.states import Completed, Failed
+
+from webtask_core.errors import ConfigError
+from webtask_core.listings import ListingRecord
+
+from flows.batch_artifacts import BatchProgress, publish_summary, summary_line
+from flows.batch_ledger import ListingLedger, open_ledger
+from flows.batch_models import ListingResult
+from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
+from flows.manifest import BatchInput, load_batch_input
+
+__all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
+
+
+class BatchFailed(Exception):
+    """Some listings did not complete; ``.results`` holds every listing's result."""
+
+    def __init__(self, message: str, results: list[ListingResult]):
+        self.results = results
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # results are pickled when persisted
+        return (type(self), (str(self), self.results))
+
+
+async def batch_results(state: Any) -> list[ListingResult]:
+    """The per-listing results of a finished batch state, Completed or Failed."""
+    value = await state.aresult(raise_on_failure=False)
+    if isinstance(value, BatchFailed):
+        return value.results
+    if isinstance(value, BaseException):
+        raise value
+    return [ListingResult.model_validate(item) for item in value]
+
+
+@flow(name="batch-listing-upload", persist_result=True, validate_parameters=True)
+async def batch_listing_upload(
+    site_url: str,
+    username: str,
+    manifest: str | None = None,
+    listings: list[ListingRecord | dict[str, Any]] | None = None,
+    password_secret: str = "shop-password",
+    task_template: str | None = None,
+    max_concurrency: int = 2,
+    max_steps: int = 30,
+    model: str | None = None,
+    ledger: str | None = None,
+    skip_invalid: bool = False,
+    fan_out: FanOut = "none",
+    deployment: str = "run-webtask/default",
+    allowed_domains: list[str] | None = None,
+    batch_id: str | None = None,
+) -> list[ListingResult]:
+    """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
+
+    Args:
+        site_url: the marketplace's address; every task starts there.
+        username: the marketplace account; its password comes from ``password_secret``.
+        manifest: ``s3://bucket/key`` or a local path, JSON Lines or CSV (give this or ``listings``).
+        listings: listing records from an upstream flow (dicts or ``ListingRecord``).
+        password_secret: the Prefect ``Secret`` block holding the password; tasks type it through
+            the ``{{secret:shop_password}}`` placeholder, so it never appears in a prompt or the UI.
+        task_template: the listing task template: a path or Jinja2 text (default: the packaged one).
+        max_concurrency: listings in flight at once.
+        max_steps: step limit of each listing's task.
+        model: the Anthropic model (default: the library's).
+        ledger: where completed listings are recorded: a folder, ``s3://bucket/prefix`` or
+            ``block:s3-bucket/<name>`` (default: ``WEBTASK_LEDGER``, else ``~/.webtask/ledger``).
+        skip_invalid: run the valid rows and report the invalid ones, instead of failing.
+        fan_out: ``"deployments"`` makes each listing a run of ``deployment`` on its work pool.
+        deployment: the ``run-webtask`` deployment used by the fan-out.
+        allowed_domains: hosts the browser may visit (default: the host of ``site_url``).
+        batch_id: names this batch attempt in fan-out idempotency keys (default: the flow run).
+    """
+    logger = get_run_logger()
+    _check_parameters(site_url, max_concurrency, fan_out)
+    batch = await load_batch_input(manifest, listings, skip_invalid=skip_invalid)
+    jobs = plan_jobs(
+        batch.listings, site_url=site_url, username=username, password_secret=password_secret,
+        task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
+    )
+    book = await open_ledger(ledger, site_url=site_url, username=username)
+    batch_id = batch_id or _current_attempt_id()
+    await book.check_writable(batch_id)
+    for problem in batch.problems:
+        logger.warning("Skipping invalid manifest row: %s", problem)
+
+    total = len(jobs)
+    progress = BatchProgress(f"{batch.artifact_key}-progress", total)
+    await progress.start()
+    finished: list[ListingResult] = []
+    results: dict[str, ListingResult] = {}
+
+    async def settle(result: ListingResult) -> None:
+        results[result.sku] = result
+        finished.append(result)
+        await progress.update(finished)
+        logger.info("%s: %s (%s)", result.sku, "already done" if result.skipped else result.status,
+                    summary_line(finished, total))
+
+    pending = []
+    for job in jobs:
+        done = await book.lookup(job.listing)
+        if done is not None:
+            await settle(done)
+        else:
+            pending.append(job)
+    logger.info("Batch %s: %d listing(s), %d already done, %d to run (at most %d at a time%s)",
+                batch.source, total, total - len(pending), len(pending), max_concurrency,
+                ", as deployment runs" if fan_out == "deployments" else "")
+
+    gate = asyncio.Semaphore(max_concurrency)
+
+    async def run_one(job: ListingJob) -> None:
+        async with gate:
+            result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id)
+        if result.status == "completed":
+            await _remember(book, job, result)
+        await settle(result)
+
+    await asyncio.gather(*(run_one(job) for job in pending))
+
+    ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
+    await publish_summary(batch.artifact_key, ordered, source=batch.source)
+    return _final_state(ordered, total)
+
+
+def _check_parameters(site_url: str, max_concurrency: int, fan_out: str) -> None:
+    if not isinstance(site_url, str) or not site_url.startswith(("http://", "https://")):
+        raise ConfigError("site_url", f"{site_url!r} is not an http(s) URL")
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise ConfigError("max_concurrency", f"must be a positive integer, got {max_concurrency!r}")
+    if fan_out not in ("none", "deployments"):
+        raise ConfigError("fan_out", f"must be 'none' or 'deployments', got {fan_out!r}")
+
+
+def _current_attempt_id() -> str:
+    """The batch's flow run and attempt: a retried batch submits fresh deployment runs."""
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        raise ConfigError("batch_id", "not given and not called inside a flow run")
+    return f"{context.flow_run.id}-{context.flow_run.run_count}"
+
+
+async def _remember(book: ListingLedger, job: ListingJob, result: ListingResult) -> None:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        await book.record(job.listing, result)
+    except (OSError, ValueError, BotoCoreError, ClientError) as exc:
+        # Not fatal: a rerun runs this listing again and its SKU check finds what was published.
+        get_run_logger().warning("Could not record %s in the ledger at %s: %s", job.sku, book.location, exc)
+
+
+def _invalid_results(batch: BatchInput) -> list[ListingResult]:
+    return [
+        ListingResult(sku=f"row-{problem.row}", status="invalid", feedback=str(problem))
+        for problem in batch.problems
+    ]
+
+
+def _final_state(ordered: list[ListingResult], total: int) -> Any:
+    failed = [result.sku for result in ordered if result.failed]
+    if failed:
+        message = f"{len(failed)} of {total} listing(s) failed: {', '.join(failed)}"
+        return Failed(message=message, data=BatchFailed(message, ordered))
+    return Completed(message=summary_line(ordered[:total], total), data=ordered)

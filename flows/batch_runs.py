@@ -1,0 +1,140 @@
+"""Running one listing of a batch: a ``run-webtask`` subflow in this process, or a run of the
+``run-webtask`` deployment on the work pool (fan-out). Either way the outcome becomes a
+:class:`ListingResult`; nothing a single listing does can stop the batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ValidationError
+
+from webtask_core.listings import ListingRecord, load_task_template, photo_resource_names, render_listing_task
+
+from flows.batch_models import ListingOutput, ListingResult
+
+__all__ = ["ListingJob", "plan_jobs", "run_listing", "FanOut", "PASSWORD_PLACEHOLDER"]
+
+FanOut = Literal["none", "deployments"]
+# The name the task template's password placeholder uses: {{secret:shop_password}}.
+PASSWORD_SECRET_NAME = "shop_password"
+PASSWORD_PLACEHOLDER = "{{secret:" + PASSWORD_SECRET_NAME + "}}"
+
+
+class ListingJob(BaseModel):
+    """One listing, ready to run: its task and the ``run-webtask`` parameters."""
+
+    listing: ListingRecord
+    content_hash: str
+    parameters: dict[str, Any]
+
+    @property
+    def sku(self) -> str:
+        return self.listing.sku
+
+
+def plan_jobs(
+    listings: list[ListingRecord],
+    *,
+    site_url: str,
+    username: str,
+    password_secret: str,
+    task_template: str | None,
+    max_steps: int,
+    model: str | None,
+    allowed_domains: list[str] | None,
+) -> list[ListingJob]:
+    """Render every listing's task up front, so a template error fails the batch before any run."""
+    template = load_task_template(task_template)
+    domains = allowed_domains if allowed_domains is not None else [urlsplit(site_url).netloc]
+    jobs = []
+    for listing in listings:
+        resources = photo_resource_names(listing)
+        task = render_listing_task(
+            template, listing, photo_names=list(resources), site_url=site_url,
+            username=username, password=PASSWORD_PLACEHOLDER,
+        )
+        parameters = {
+            "task": task,
+            "start_url": site_url,
+            "resources": resources,
+            "max_steps": max_steps,
+            "output_schema": ListingOutput.model_json_schema(),
+            "model": model,
+            "allowed_domains": domains,
+            "secrets": {PASSWORD_SECRET_NAME: password_secret},
+        }
+        jobs.append(ListingJob(listing=listing, content_hash=listing.content_hash(), parameters=parameters))
+    return jobs
+
+
+async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str) -> ListingResult:
+    """Run one listing to its end and describe the outcome; errors of the run become results."""
+    from prefect import get_run_logger
+
+    logger = get_run_logger()
+    try:
+        if fan_out == "deployments":
+            state, run_id = await _deployment_run(job, deployment=deployment, batch_id=batch_id)
+        else:
+            state, run_id = await _subflow_run(job)
+        return await _result_from_state(job, state, run_id)
+    except Exception as exc:  # one listing's failure is its own result; the batch goes on
+        logger.error("Listing %s failed: %s: %s", job.sku, type(exc).__name__, exc, exc_info=exc)
+        return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
+                             content_hash=job.content_hash)
+
+
+async def _subflow_run(job: ListingJob) -> tuple[Any, str | None]:
+    from flows.webtask_flow import run_webtask
+
+    state = await run_webtask.with_options(flow_run_name=job.sku)(**job.parameters, return_state=True)
+    return state, _run_id(state)
+
+
+async def _deployment_run(job: ListingJob, *, deployment: str, batch_id: str) -> tuple[Any, str | None]:
+    from prefect.deployments import arun_deployment
+
+    flow_run = await arun_deployment(
+        deployment,
+        parameters=job.parameters,
+        flow_run_name=job.sku,
+        # The same batch attempt never submits a listing twice, even if the request is retried.
+        idempotency_key=f"{batch_id}-{job.sku}-{job.content_hash}",
+        as_subflow=True,
+        poll_interval=1,
+        tags=["batch-listing-upload"],
+    )
+    return flow_run.state, str(flow_run.id)
+
+
+def _run_id(state: Any) -> str | None:
+    run_id = getattr(state.state_details, "flow_run_id", None) if state is not None else None
+    return str(run_id) if run_id else None
+
+
+async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) -> ListingResult:
+    from flows.webtask_result import webtask_result
+
+    if state is None or not state.is_final():
+        name = state.name if state is not None else "no state"
+        return ListingResult(sku=job.sku, status="error", feedback=f"the run ended {name}",
+                             flow_run_id=run_id, content_hash=job.content_hash)
+    outcome = await webtask_result(state)  # raises the run's own error when it broke
+    result = ListingResult(
+        sku=job.sku, status=outcome.status.value, feedback=outcome.feedback, steps=outcome.steps,
+        tokens=outcome.tokens, flow_run_id=outcome.flow_run_id or run_id, content_hash=job.content_hash,
+    )
+    if result.status != "completed":
+        return result
+    try:
+        output = ListingOutput.model_validate(outcome.output)
+    except ValidationError as exc:
+        return result.model_copy(update={"status": "error", "feedback": f"the task completed without a listing URL: {exc}"})
+    if output.sku.strip().casefold() != job.sku.casefold():
+        return result.model_copy(update={
+            "status": "error", "listing_url": output.listing_url,
+            "feedback": f"the task reported SKU {output.sku!r}, not {job.sku!r}: {outcome.feedback}",
+        })
+    return result.model_copy(update={"listing_url": output.listing_url})
