@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 from playwright.async_api import BrowserContext, Frame, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
-from webtask_core.errors import ConfigError
+from webtask_core.browser.failures import first_line, is_closed_error
+from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError
 
 __all__ = ["DomainPolicy", "BlockedNavigation"]
 
@@ -88,6 +89,39 @@ class DomainPolicy:
             f"navigation to {blocked.url} blocked{how}: host not in allowed_domains "
             f"[{', '.join(self.patterns)}]"
         )
+
+    def refuse(self, url: str, page: Page | None) -> ActionError:
+        """Record a navigation stopped before it started; the error to raise for it."""
+        blocked = BlockedNavigation(url=url, page=page, by_redirect=False)
+        self.blocked.append(blocked)
+        return ActionError(self.message(blocked))
+
+    async def raise_if_blocked(self, page: Page, before: int, timeout_s: float) -> None:
+        """After an action on `page`: if it caused blocked navigations (self.blocked[before:]), tidy up
+        (close a new tab that never got anywhere, take a tab off a foreign host) and raise ActionError."""
+        fresh = self.blocked[before:]
+        if not fresh:
+            return
+        for blocked in fresh:
+            tab = blocked.page
+            if tab is None or tab.is_closed():
+                continue
+            if tab is not page and tab.url in ("", "about:blank"):
+                await tab.close()  # a new tab whose only navigation was blocked
+            elif not self.allows(tab.url):
+                await self._leave(tab, timeout_s)
+        raise ActionError(self.message(fresh[0]))
+
+    async def _leave(self, page: Page, timeout_s: float) -> None:
+        """A redirect took the tab onto a host it may not visit: go back, or else to a blank page."""
+        try:
+            await page.go_back(timeout=timeout_s * 1000, wait_until="commit")
+            if not self.allows(page.url):
+                await page.goto("about:blank", timeout=timeout_s * 1000)
+        except PlaywrightError as error:
+            if is_closed_error(error):
+                raise BrowserCrashedError(f"leaving {page.url}: {first_line(error)}") from error
+            raise ActionError(f"could not leave {page.url}: {first_line(error)}") from error
 
     async def install(self, context: BrowserContext) -> None:
         if not self.patterns:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from webtask_core.browser import actions
+from webtask_core.browser import actions, page_actions
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
-from webtask_core.browser.domains import BlockedNavigation, DomainPolicy
+from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import first_line, is_closed_error, translate_errors
 from webtask_core.browser.models import BrowserConfig, Observation, TabInfo
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
@@ -28,12 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BrowserSession"]
 
-_PAGE_SCROLL = """(dy) => {
-  const s = document.scrollingElement || document.documentElement;
-  const before = s.scrollTop;
-  window.scrollBy({top: dy * window.innerHeight, behavior: 'instant'});
-  return [before, s.scrollTop, s.scrollHeight, window.innerHeight];
-}"""
 _FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
 WAIT_FOR_MAX_S = 15.0
 
@@ -112,7 +104,7 @@ class BrowserSession:
                 opened = [new for new in self._tabs.pages if new not in pages]
                 await self._settle_new_tabs(opened)
         except ActionError:
-            await self._raise_if_blocked(page, blocked)
+            await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
             raise
         except BrowserCrashedError:
             self._require_alive()  # a more precise reason when we know it
@@ -120,7 +112,7 @@ class BrowserSession:
                 # Only this tab went away (the page closed itself): not a crash.
                 return "; ".join([what, *(self._tabs.notes or ["the tab closed"])])
             raise
-        await self._raise_if_blocked(page, blocked)
+        await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
         parts = [message]
         if page.is_closed():
             pass  # TabSet's note says so
@@ -140,31 +132,6 @@ class BrowserSession:
                 if is_closed_error(error) and not new.is_closed():
                     raise
                 # Still loading, or closed itself again: the report says what it shows now.
-
-    async def _raise_if_blocked(self, page: Page, before: int) -> None:
-        fresh: list[BlockedNavigation] = self._policy.blocked[before:]
-        if not fresh:
-            return
-        for blocked in fresh:
-            tab = blocked.page
-            if tab is None or tab.is_closed():
-                continue
-            if tab is not page and tab.url in ("", "about:blank"):
-                await tab.close()  # a new tab whose only navigation was blocked
-            elif not self._policy.allows(tab.url):
-                await self._leave_forbidden_page(tab)
-        raise ActionError(self._policy.message(fresh[0]))
-
-    async def _leave_forbidden_page(self, page: Page) -> None:
-        """A redirect took the tab onto a host it may not visit: go back, or to a blank page."""
-        timeout = self._config.navigation_timeout_s * 1000
-        try:
-            await page.go_back(timeout=timeout, wait_until="commit")
-        except PlaywrightError as error:
-            if is_closed_error(error):
-                raise BrowserCrashedError(f"leaving {page.url}: {first_line(error)}") from error
-        if not self._policy.allows(page.url):
-            await page.goto("about:blank", timeout=timeout)
 
     # --- observing ----------------------------------------------------------------------------
 
@@ -316,17 +283,7 @@ class BrowserSession:
                 "scroll", element_id, lambda t: actions.scroll_element(t, direction, float(amount)), scroll=False
             )
 
-        async def operation(page: Page) -> str:
-            sign = 1 if direction == "down" else -1
-            before, after, height, viewport = await page.evaluate(_PAGE_SCROLL, sign * float(amount))
-            if abs(after - before) < 1:
-                if height <= viewport + 1:
-                    return "the page itself does not scroll; to scroll a list or panel, give its element_id"
-                return f"already at the {'bottom' if sign > 0 else 'top'} of the page; nothing moved"
-            percent = round(100 * after / (height - viewport))
-            return f"scrolled {direction} {amount:g} viewport(s); now scrolled {percent}% (page is {height / viewport:.1f} viewports tall)"
-
-        return await self._run(f"scroll {direction}", operation)
+        return await self._run(f"scroll {direction}", lambda page: page_actions.scroll_page(page, direction, float(amount)))
 
     async def set_input_files(self, element_id: str, paths: Sequence[str | Path]) -> str:
         timeout = self._config.action_timeout_s
@@ -337,51 +294,21 @@ class BrowserSession:
     # --- page-level actions -------------------------------------------------------------------
 
     async def navigate(self, url: str) -> str:
-        url = url.strip() if isinstance(url, str) else url
-        if not isinstance(url, str) or not (url.startswith(("http://", "https://")) or url == "about:blank"):
-            raise ActionError(f"navigate: {url!r} is not an http(s) URL; give a full address like https://example.com/")
+        url = page_actions.check_url(url)
         self._require_alive()
         if not self._policy.allows(url):
-            blocked = BlockedNavigation(url=url, page=self._tabs.active, by_redirect=False)
-            self._policy.blocked.append(blocked)
-            raise ActionError(self._policy.message(blocked))
+            raise self._policy.refuse(url, self._tabs.active)
         timeout = self._config.navigation_timeout_s
-
-        async def operation(page: Page) -> str:
-            navigations = self._tabs.navigations(page)
-            try:
-                response = await page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
-            except PlaywrightError as error:
-                if "net::ERR_" in error.message and "ERR_ABORTED" not in error.message:
-                    # Chromium commits its error page a moment after goto fails; wait for it, so the
-                    # history (go_back) and the next observation see the tab as it really is.
-                    await self._tabs.wait_navigation(page, navigations, timeout_s=2.0)
-                raise
-            status = f" (HTTP {response.status})" if response is not None and response.status >= 400 else ""
-            return f"navigated to {page.url}{status}"
-
-        return await self._run(f"navigate to {url}", operation, timeout_s=timeout, report_navigation=False)
+        return await self._run(
+            f"navigate to {url}", lambda page: page_actions.goto(page, self._tabs, url, timeout),
+            timeout_s=timeout, report_navigation=False,
+        )
 
     async def go_back(self) -> str:
         timeout = self._config.navigation_timeout_s
-
-        async def operation(page: Page) -> str:
-            url, navigations = page.url, self._tabs.navigations(page)
-            for attempt in range(20):
-                try:
-                    response = await page.go_back(wait_until="domcontentloaded", timeout=timeout * 1000)
-                    break
-                except PlaywrightError as error:
-                    # Right after a failed navigation Chromium is still swapping in its error page and
-                    # has no page to ask for the history; it has one again within a moment.
-                    if "not attached to an active page" not in error.message.lower() or attempt == 19:
-                        raise
-                    await asyncio.sleep(0.05)
-            if response is None and page.url == url and self._tabs.navigations(page) == navigations:
-                raise ActionError("go_back: there is no previous page in this tab")
-            return f"went back to {page.url}"
-
-        return await self._run("go back", operation, timeout_s=timeout, report_navigation=False)
+        return await self._run(
+            "go back", lambda page: page_actions.go_back(page, self._tabs, timeout), timeout_s=timeout, report_navigation=False
+        )
 
     async def switch_tab(self, tab_index: int) -> str:
         self._require_alive()
@@ -401,20 +328,11 @@ class BrowserSession:
             raise ActionError("wait_for: give either text or element_id (exactly one of them)")
         if not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
             raise ActionError(f"wait_for: timeout_s must be between 0 and {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}")
-        frame = self._target_frame(element_id) if element_id is not None else None
+        element = (self._target_frame(element_id), element_id) if element_id is not None else None
         what = f"text {quote_for_model(text)}" if text is not None else element_id
-
-        async def operation(page: Page) -> str:
-            started = time.monotonic()
-            if frame is not None:
-                waits = [frame.locator(f'[data-wt-id="{element_id}"]').first.wait_for(state="visible", timeout=timeout_s * 1000)]
-            else:
-                waits = [f.get_by_text(text).first.wait_for(state="visible", timeout=timeout_s * 1000) for f in page.frames]
-            if not await _first_success(waits):
-                raise ActionError(f"wait_for: {what} did not appear within {timeout_s:g} s")
-            return f"{what} appeared after {time.monotonic() - started:.1f} s"
-
-        return await self._run(f"wait for {what}", operation, timeout_s=timeout_s)
+        return await self._run(
+            f"wait for {what}", lambda page: page_actions.wait_for(page, text, element, float(timeout_s)), timeout_s=timeout_s
+        )
 
     # --- state export and closing ---------------------------------------------------------------
 
@@ -443,24 +361,3 @@ class BrowserSession:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
-
-
-async def _first_success(waits: list[Awaitable[None]]) -> bool:
-    """True as soon as one wait succeeds; False if all of them time out."""
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        for next_done in asyncio.as_completed(tasks):
-            try:
-                await next_done
-                return True
-            except PlaywrightTimeoutError:
-                continue
-            except PlaywrightError as error:
-                if is_closed_error(error):
-                    raise
-                continue  # a frame that went away while we waited in it
-        return False
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)

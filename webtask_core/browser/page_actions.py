@@ -1,0 +1,120 @@
+"""Actions on the active page as a whole (not on an element id): navigate, go back, scroll, wait.
+
+Each returns a short sentence saying what happened; the session settles the page and reports
+navigations and new tabs around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from webtask_core.browser.actions import quote_for_model
+from webtask_core.browser.failures import is_closed_error
+from webtask_core.browser.scripts import MARK_ATTRIBUTE
+from webtask_core.browser.tabs import TabSet
+from webtask_core.errors import ActionError
+
+__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for"]
+
+_PAGE_SCROLL = """(dy) => {
+  const s = document.scrollingElement || document.documentElement;
+  const before = s.scrollTop;
+  window.scrollBy({top: dy * window.innerHeight, behavior: 'instant'});
+  return [before, s.scrollTop, s.scrollHeight, window.innerHeight];
+}"""
+
+
+def check_url(url: object) -> str:
+    """The URL, trimmed, if it is one the model may navigate to (http, https, about:blank)."""
+    cleaned = url.strip() if isinstance(url, str) else url
+    if not isinstance(cleaned, str) or not (cleaned.startswith(("http://", "https://")) or cleaned == "about:blank"):
+        raise ActionError(f"navigate: {url!r} is not an http(s) URL; give a full address like https://example.com/")
+    return cleaned
+
+
+async def goto(page: Page, tabs: TabSet, url: str, timeout_s: float) -> str:
+    navigations = tabs.navigations(page)
+    try:
+        response = await page.goto(url, wait_until="domcontentloaded", timeout=timeout_s * 1000)
+    except PlaywrightError as error:
+        if "net::ERR_" in error.message and "ERR_ABORTED" not in error.message:
+            # Chromium commits its error page a moment after goto fails; wait for it, so the history
+            # (go_back) and the next observation see the tab as it really is.
+            await tabs.wait_navigation(page, navigations, timeout_s=2.0)
+        raise
+    status = f" (HTTP {response.status})" if response is not None and response.status >= 400 else ""
+    return f"navigated to {page.url}{status}"
+
+
+async def go_back(page: Page, tabs: TabSet, timeout_s: float) -> str:
+    url, navigations = page.url, tabs.navigations(page)
+    for attempt in range(20):
+        try:
+            response = await page.go_back(wait_until="domcontentloaded", timeout=timeout_s * 1000)
+            break
+        except PlaywrightError as error:
+            # Right after a failed navigation Chromium is still swapping in its error page and has no
+            # page to ask for the history; it has one again within a moment.
+            if "not attached to an active page" not in error.message.lower() or attempt == 19:
+                raise
+            await asyncio.sleep(0.05)
+    if response is None and page.url == url and tabs.navigations(page) == navigations:
+        raise ActionError("go_back: there is no previous page in this tab")
+    return f"went back to {page.url}"
+
+
+async def scroll_page(page: Page, direction: str, amount: float) -> str:
+    sign = 1 if direction == "down" else -1
+    before, after, height, viewport = await page.evaluate(_PAGE_SCROLL, sign * amount)
+    if abs(after - before) < 1:
+        if height <= viewport + 1:
+            return "the page itself does not scroll; to scroll a list or panel, give its element_id"
+        return f"already at the {'bottom' if sign > 0 else 'top'} of the page; nothing moved"
+    percent = round(100 * after / (height - viewport))
+    return (
+        f"scrolled {direction} {amount:g} viewport(s); now scrolled {percent}% "
+        f"(page is {height / viewport:.1f} viewports tall)"
+    )
+
+
+async def wait_for(page: Page, text: str | None, element: tuple[Frame, str] | None, timeout_s: float) -> str:
+    """Wait until `text` (in any frame) or the marked element is visible; ActionError on timeout."""
+    started = time.monotonic()
+    ms = timeout_s * 1000
+    if element is not None:
+        frame, element_id = element
+        what = element_id
+        waits = [frame.locator(f'[{MARK_ATTRIBUTE}="{element_id}"]').first.wait_for(state="visible", timeout=ms)]
+    else:
+        what = f"text {quote_for_model(text or '')}"
+        waits = [frame.get_by_text(text or "").first.wait_for(state="visible", timeout=ms) for frame in page.frames]
+    if not await _first_success(waits):
+        raise ActionError(f"wait_for: {what} did not appear within {timeout_s:g} s")
+    return f"{what} appeared after {time.monotonic() - started:.1f} s"
+
+
+async def _first_success(waits: list[Awaitable[None]]) -> bool:
+    """True as soon as one wait succeeds; False if all of them time out."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            try:
+                await next_done
+                return True
+            except PlaywrightTimeoutError:
+                continue
+            except PlaywrightError as error:
+                if is_closed_error(error):
+                    raise
+                continue  # a frame that went away while we waited in it
+        return False
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
