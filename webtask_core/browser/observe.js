@@ -2,8 +2,9 @@
 // a data-wt-id mark on every interactive element. Ids are numbered from 0 in this frame
 // (tag-N per tag); Python renumbers them across frames and restamps when they differ.
 //
-// An item is either a string (plain text) or an object:
-//   element:    {id, g: tag, r: role, a: [key, value|true, ...], x: text, c: [items]}
+// An item is a string (plain text), an array (an interactive element) or an object:
+//   element:    [tag, [key, value|true, ...], text, role, children?]   (its id is tag-N, N counted per
+//               tag in document order within this frame; Python recounts the same way)
 //   structure:  {t: "h1"|"label"|"form"|"table"|"row"|"list"|"dialog"|"alert"|"img"|..., x, c}
 //   frame:      {t: "iframe", x: title, k: frame key}   (Python inserts the child frame's items)
 (opts) => {
@@ -24,6 +25,7 @@
 
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'META', 'LINK', 'HEAD', 'TITLE', 'OPTION',
     'OPTGROUP', 'DATALIST', 'PARAM', 'SOURCE', 'TRACK', 'AREA', 'MAP', 'BASE', 'OBJECT', 'EMBED']);
+  const FORM_CONTROLS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA']);
   const NATIVE = new Set(['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'SUMMARY']);
   const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox',
     'menuitemradio', 'option', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem']);
@@ -73,11 +75,11 @@
     return out;
   }
   // Items that carry no interactive element melt into text (used for an interactive element's name).
-  function hasInteractive(item) { return typeof item !== 'string' && (item.id !== undefined || item.k !== undefined || item.i === 1); }
+  function hasInteractive(item) { return typeof item !== 'string' && (Array.isArray(item) || item.k !== undefined || item.i === 1); }
   function textOf(items, into) {
     for (const item of items) {
       if (typeof item === 'string') into.push(item);
-      else if (item.id === undefined) { if (item.x) into.push(item.x); if (item.c) textOf(item.c, into); }
+      else if (!Array.isArray(item)) { if (item.x) into.push(item.x); if (item.c) textOf(item.c, into); }
     }
     return into;
   }
@@ -165,9 +167,8 @@
   function numberAndStamp() {
     for (const slot of slots) {
       if (slot === null) continue;
-      const el = slot[0], item = slot[1];
-      const id = nextId(item.g);
-      item.id = id;
+      const el = slot[0];
+      const id = nextId(slot[1]);
       if (el.getAttribute(MARK) !== id) el.setAttribute(MARK, id);
       el[PASS] = pass;
       marks.push(el);
@@ -230,7 +231,10 @@
       a.push('aria-expanded', el.parentElement.open ? 'true' : 'false');
     }
     pushAria(a, el);
-    if ((source.disabled && source.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') a.push('disabled', true);
+    // :disabled also covers controls inside a disabled <fieldset>, which have .disabled === false.
+    if ((FORM_CONTROLS.has(source.tagName) && source.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') {
+      a.push('disabled', true);
+    }
     if (source.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) a.push('readonly', true);
     if (source.required) a.push('required', true);
     if (tag === 'INPUT' && source.multiple) a.push('multiple', true);
@@ -276,10 +280,10 @@
     }
     const role = el.getAttribute('role') || IMPLICIT_ROLE[tag]
       || (tag === 'INPUT' || opts2.control ? INPUT_ROLE[type] || 'textbox' : null);
-    const item = {id: '', g: idTag(opts2.idTag || tag), a, x: clip(text, TEXT_MAX)};
-    if (role) item.r = role;
-    if (children.length) item.c = children;
-    slots[slot] = [el, item];
+    const g = idTag(opts2.idTag || tag);
+    const item = [g, a, clip(text, TEXT_MAX), role || ''];
+    if (children.length) item.push(children);
+    slots[slot] = [el, g];
     pushItem(c, item);
   }
 
@@ -351,6 +355,7 @@
     const role = attrs ? el.getAttribute('role') : null;
     const inline = display.startsWith('inline');
     if (!inline) c.open = false;
+    else if (c.open) c.items[c.items.length - 1] += ' ';  // element boundary: keep words apart
 
     if (tag === 'INPUT' && el.type === 'hidden') return;
     if (tag === 'svg' || tag === 'IMG' || tag === 'CANVAS' || tag === 'VIDEO') {

@@ -51,6 +51,7 @@ class _Stitcher:
         self.elements: dict[str, ElementInfo] = {}
         self.renames: dict[str, dict[str, str]] = {}
         self.counters: dict[str, int] = {}
+        self.frame_counters: dict[str, dict[str, int]] = {}  # the numbering observe.js used per frame
         self.visited: set[str] = set()
 
     def render(self, items: list[Any], depth: int, frame_key: str) -> None:
@@ -59,7 +60,7 @@ class _Stitcher:
         for item in items:
             if type(item) is str:
                 lines.append(f"{pad}- text: {_quote(item)}")
-            elif "id" in item:
+            elif type(item) is list:
                 self._element(item, depth, pad, frame_key)
             elif item["t"] == "iframe":
                 self._frame(item, depth, pad)
@@ -70,15 +71,16 @@ class _Stitcher:
                 if children:
                     self.render(children, depth + 1, frame_key)
 
-    def _element(self, item: dict[str, Any], depth: int, pad: str, frame_key: str) -> None:
-        tag = item["g"]
+    def _element(self, item: list[Any], depth: int, pad: str, frame_key: str) -> None:
+        tag, pairs, text, role = item[0], item[1], item[2], item[3]
         number = self.counters.get(tag, 0)
         self.counters[tag] = number + 1
         element_id = f"{tag}-{number}"
-        if element_id != item["id"]:
-            self.renames.setdefault(frame_key, {})[item["id"]] = element_id
-        pairs: list[Any] = item["a"]
-        text: str = item.get("x") or ""
+        local = self.frame_counters.setdefault(frame_key, {})
+        local_number = local.get(tag, 0)
+        local[tag] = local_number + 1
+        if local_number != number:
+            self.renames.setdefault(frame_key, {})[f"{tag}-{local_number}"] = element_id
         name = kind = None
         disabled = hidden = False
         if pairs:
@@ -98,12 +100,11 @@ class _Stitcher:
         self.lines.append(f"{line} {_quote(text)}" if text else line)
         # Plain validated construction is faster than model_construct for a model this small.
         self.elements[element_id] = ElementInfo(
-            id=element_id, tag=tag, frame_path=frame_key, role=item.get("r"), name=name, type=kind,
+            id=element_id, tag=tag, frame_path=frame_key, role=role or None, name=name, type=kind,
             text=text, disabled=disabled, hidden=hidden,
         )
-        children = item.get("c")
-        if children:
-            self.render(children, depth + 1, frame_key)
+        if len(item) > 4:
+            self.render(item[4], depth + 1, frame_key)
 
     def _frame(self, item: dict[str, Any], depth: int, pad: str) -> None:
         title = item.get("x")

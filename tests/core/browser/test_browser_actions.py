@@ -124,6 +124,10 @@ async def test_disabled_option_and_disabled_button(browser_session, sites):
     draft = by_text(observation)["Save draft"]
     with pytest.raises(ActionError, match=f"^{draft} is disabled$"):
         await browser_session.click(draft)
+    carrier = by_name(observation)["carrier"]  # inside a disabled <fieldset>
+    assert observation.elements[carrier].disabled
+    with pytest.raises(ActionError, match=f"^{carrier} is disabled$"):
+        await browser_session.fill(carrier, "DHL")
 
 
 async def test_fill_refuses_the_wrong_kind_of_element(browser_session, sites):
