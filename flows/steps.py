@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from prefect import Task, task
@@ -68,6 +69,8 @@ class StepRun:
         self.masker = masker or SecretMasker()
         self.artifacts = artifacts
         self.attempts: dict[int, int] = {}  # step index -> task attempts (1 = no retry)
+        # step index -> milliseconds spent in the task outside Worker.step (last attempt)
+        self.bookkeeping_ms: dict[int, dict[str, float]] = {}
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
         return f"StepRun(task={self.ctx.task[:40]!r}, steps_used={self.ctx.steps_used})"
@@ -115,9 +118,16 @@ async def run_step(run: StepRun, index: int) -> Step:
             raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
         await run.browser.ensure_alive(ctx.current_url)
         step = await run.worker.step(ctx)
+    snapshot_started = time.perf_counter()
     await run.browser.snapshot()
+    artifact_started = time.perf_counter()
     if run.artifacts:
         await publish_step_artifact(step, masker=run.masker, attempts=run.attempts[index])
+    done = time.perf_counter()
+    run.bookkeeping_ms[index] = {
+        "snapshot": round((artifact_started - snapshot_started) * 1000.0, 2),
+        "artifact": round((done - artifact_started) * 1000.0, 2),
+    }
     return step
 
 

@@ -205,6 +205,8 @@ def _result(
             index=step.index, url=step_run.masker(step.url), ok=step.ok and step.error is None,
             attempts=attempts.get(step.index, 1), observe_ms=step.timings.observe_ms,
             model_ms=step.timings.model_ms, act_ms=step.timings.act_ms, step_ms=step.timings.total_ms,
+            snapshot_ms=step_run.bookkeeping_ms.get(step.index, {}).get("snapshot", 0.0),
+            artifact_ms=step_run.bookkeeping_ms.get(step.index, {}).get("artifact", 0.0),
             task_ms=task_ms.get(step.index, 0.0),
         )
         for step in session.steps

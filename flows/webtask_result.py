@@ -39,6 +39,8 @@ class StepTiming(BaseModel):
     model_ms: float = 0.0
     act_ms: float = 0.0
     step_ms: float = 0.0  # Worker.step, last attempt
+    snapshot_ms: float = 0.0  # saving cookies / local storage / URL for a relaunch
+    artifact_ms: float = 0.0  # publishing the step's artifact
     task_ms: float = 0.0  # the whole step task as the flow awaited it: Prefect, retries, artifacts
 
 
