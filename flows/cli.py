@@ -6,6 +6,38 @@ Kept here so webtask_core never imports prefect; flow imports stay inside the co
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
+import typer
+
 from webtask_core.cli import app
 
 __all__ = ["app"]
+
+
+@app.command("demo")
+def demo(
+    listings: int = typer.Option(4, "--listings", min=1, max=20, help="How many listings to upload."),
+    concurrency: int = typer.Option(2, "--concurrency", min=1, max=8, help="Listings in flight at once."),
+    keep_open: bool = typer.Option(False, "--keep-open", help="Keep the marketplace up until Ctrl+C."),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the manifest, photos and ledger here."),
+) -> None:
+    """The offline demo: a batch listing upload to a local marketplace, on Prefect's embedded server."""
+    from flows.demo import prepare_environment
+
+    prepare_environment()  # before anything imports Prefect
+
+    import asyncio
+    import json
+
+    from rich.console import Console
+
+    from flows.demo import DemoOptions, run_demo
+
+    console = Console(stderr=True)
+    options = DemoOptions(listings=listings, concurrency=concurrency, keep_open=keep_open, workdir=workdir)
+    outcome = asyncio.run(run_demo(console, options))
+    typer.echo(json.dumps(outcome))
+    if outcome["status"] != "completed":
+        raise typer.Exit(1)

@@ -1,0 +1,224 @@
+"""``webtask demo``: the offline batch-listing demo, on any machine with Python and a Chromium.
+
+It starts the demo marketplace on 127.0.0.1, writes a manifest of a few listings with drawn product
+photos into a local folder, and runs ``batch-listing-upload`` on Prefect's embedded server with the
+scripted offline model (Claude when ``ANTHROPIC_API_KEY`` is set), showing each listing's progress
+live. At the end: the summary, where to look, and one JSON line for scripts.
+
+Prefect reads its settings when imported, so :func:`prepare_environment` runs first and every
+Prefect import here is inside a function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["prepare_environment", "DemoOptions", "run_demo", "write_demo_manifest", "DEMO_USER", "DEMO_PASSWORD"]
+
+DEMO_USER, DEMO_PASSWORD = "demo", "demo-pass"
+DEMO_SECRET_BLOCK = "webtask-demo-shop-password"
+_POLL_S = 0.5
+
+
+def prepare_environment() -> dict[str, str]:
+    """Prefect settings for the demo, set before Prefect is imported; returns what was set.
+
+    Without ``PREFECT_API_URL`` the demo uses Prefect's embedded (ephemeral) server, with a private
+    ``PREFECT_HOME`` (``~/.webtask/demo/prefect``) unless one is configured, so it never touches
+    your own profiles; ``prefect server start`` with that home shows the demo's runs afterwards.
+    """
+    chosen: dict[str, str] = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    if not os.environ.get("PREFECT_API_URL"):
+        if not os.environ.get("PREFECT_HOME"):
+            chosen["PREFECT_HOME"] = str(Path.home() / ".webtask" / "demo" / "prefect")
+        chosen["PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"] = "true"
+        chosen["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "120"
+    chosen.setdefault("PREFECT_LOGGING_LEVEL", os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"))
+    for name, value in chosen.items():
+        os.environ[name] = value
+    return chosen
+
+
+@dataclass
+class DemoOptions:
+    listings: int = 4
+    concurrency: int = 2
+    workdir: Path | None = None  # default: a temporary folder, removed at the end
+    keep_open: bool = False  # keep the marketplace up until Ctrl+C
+    latency_s: float = 0.0  # the scripted model's answer delay
+
+
+def write_demo_manifest(folder: Path, count: int) -> Path:
+    """``folder/manifest.jsonl`` and ``folder/photos/*.jpg`` (relative paths in the manifest)."""
+    from flows.etl_example import sample_products
+
+    (folder / "photos").mkdir(parents=True, exist_ok=True)
+    lines = []
+    for row, photos in sample_products(count):
+        for relative, content in zip(row["photos"], photos):
+            (folder / relative).write_bytes(content)
+        lines.append(json.dumps(row))
+    manifest = folder / "manifest.jsonl"
+    manifest.write_text("\n".join(lines) + "\n")
+    return manifest
+
+
+async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str, str], shop: Any,
+                 done: asyncio.Event) -> None:
+    """Redraw a table of the listings (state, steps, URL) from the Prefect API until ``done``."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter, FlowRunFilterId, FlowRunFilterName, FlowRunFilterParentFlowRunId,
+    )
+    from rich.live import Live
+
+    rows: dict[str, tuple[str, int]] = {sku: ("waiting", 0) for sku in skus}
+    async with get_client() as client:
+        with Live(_table(rows, titles, shop), console=console, refresh_per_second=4, transient=False) as live:
+            parent_id = None
+            while True:
+                finished = done.is_set()  # one more poll after the batch ended, for the final states
+                if parent_id is None:
+                    parents = await client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[run_name])))
+                    parent_id = parents[0].id if parents else None
+                if parent_id is not None:
+                    children = await client.read_flow_runs(
+                        flow_run_filter=FlowRunFilter(parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[parent_id])))
+                    steps: dict[Any, int] = {}
+                    if children:  # one call for every listing's step task runs
+                        task_runs = await client.read_task_runs(
+                            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id for run in children])))
+                        for task_run in task_runs:
+                            steps[task_run.flow_run_id] = steps.get(task_run.flow_run_id, 0) + 1
+                    for run in children:
+                        if run.name in rows:
+                            rows[run.name] = (run.state.name if run.state else "Pending", steps.get(run.id, 0))
+                live.update(_table(rows, titles, shop))
+                if finished:
+                    break
+                try:
+                    await asyncio.wait_for(done.wait(), timeout=_POLL_S)
+                except asyncio.TimeoutError:
+                    pass
+    console.print()
+
+
+def _table(rows: dict[str, tuple[str, int]], titles: dict[str, str], shop: Any) -> Any:
+    from rich.table import Table
+
+    table = Table(title="batch-listing-upload", expand=False)
+    for column in ("SKU", "title", "state", "steps", "listed at"):
+        table.add_column(column)
+    for sku, (state, steps) in rows.items():
+        listed = shop.listing_by_sku(sku)
+        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red"}.get(state, "dim")
+        table.add_row(sku, titles[sku], f"[{colour}]{state}[/{colour}]", str(steps or ""),
+                      urlsplit(listed[0].url).path if listed else "")
+    return table
+
+
+def _summary(results: list[Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Summary")
+    for column in ("SKU", "status", "steps", "tokens", "listing URL"):
+        table.add_column(column)
+    for result in results:
+        colour = "green" if result.status == "completed" else "red"
+        table.add_row(result.sku, f"[{colour}]{result.status}[/{colour}]", str(result.steps),
+                      str(result.tokens), result.listing_url or result.feedback[:60])
+    return table
+
+
+async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
+    """Run the demo; returns the JSON-able outcome (also printed as the last line by the CLI)."""
+    from prefect.blocks.system import Secret
+
+    from flows.batch import batch_listing_upload, batch_results
+    from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
+    from webtask_core.testing.marketplace import Marketplace
+
+    started = time.perf_counter()
+    owned_workdir = options.workdir is None
+    workdir = Path(tempfile.mkdtemp(prefix="webtask-demo-")) if owned_workdir else Path(options.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    use_claude = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    try:
+        manifest = write_demo_manifest(workdir, options.listings)
+        rows = [json.loads(line) for line in manifest.read_text().splitlines()]
+        titles = {row["sku"]: row["title"] for row in rows}
+        console.print(f"[bold]Manifest[/bold]: {manifest} ({len(rows)} listings, photos in {workdir / 'photos'})")
+        async with Marketplace(users={DEMO_USER: DEMO_PASSWORD}) as shop:
+            console.print(f"[bold]Marketplace[/bold]: {shop.url('/listings')} (log in as {DEMO_USER} / {DEMO_PASSWORD})")
+            fake = None if use_claude else FakeAnthropicServer(MarketplaceListingPolicy(), latency_s=options.latency_s)
+            if fake is not None:
+                fake.start()
+                os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = fake.base_url, "offline-demo"
+            console.print("[bold]Model[/bold]: " + ("Claude (ANTHROPIC_API_KEY is set)" if use_claude
+                                                    else f"the scripted offline model at {fake.base_url}"))
+            try:
+                console.print("[dim]Starting Prefect (the embedded server takes a few seconds)...[/dim]")
+                await Secret(value=DEMO_PASSWORD).asave(DEMO_SECRET_BLOCK, overwrite=True)
+                run_name = f"demo-{int(time.time())}"
+                done = asyncio.Event()
+                watcher = asyncio.create_task(_watch(console, run_name, list(titles), titles, shop, done))
+                try:
+                    state = await batch_listing_upload.with_options(flow_run_name=run_name)(
+                        manifest=str(manifest), site_url=shop.url("/listings"), username=DEMO_USER,
+                        password_secret=DEMO_SECRET_BLOCK, max_concurrency=options.concurrency,
+                        ledger=str(workdir / "ledger"), return_state=True,
+                    )
+                finally:
+                    done.set()
+                    await watcher
+                results = await batch_results(state)
+                console.print(_summary(results))
+                outcome = {
+                    "status": "completed" if state.is_completed() else "failed",
+                    "message": state.message,
+                    "seconds": round(time.perf_counter() - started, 1),
+                    "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens"})
+                                 for r in results],
+                    "marketplace": [{"sku": l.sku, "url": l.url, "photos": len(l.photos)} for l in shop.listings()],
+                }
+                _where_to_look(console, shop, state)
+                if options.keep_open:
+                    console.print("[bold]The marketplace stays up until you press Ctrl+C.[/bold]")
+                    await _wait_forever()
+                return outcome
+            finally:
+                if fake is not None:
+                    fake.stop()
+    finally:
+        if owned_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _wait_forever() -> None:
+    try:
+        await asyncio.Event().wait()
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        pass
+
+
+def _where_to_look(console: Any, shop: Any, state: Any) -> None:
+    from prefect.settings import PREFECT_API_URL, PREFECT_HOME
+
+    colour = "green" if state.is_completed() else "red"
+    console.print(f"[{colour}]batch-listing-upload: {state.name}[/{colour}] — {state.message}")
+    console.print(f"Listings page: {shop.url('/listings')} (log in as {DEMO_USER} / {DEMO_PASSWORD}; "
+                  "the marketplace stops when the demo ends unless you pass --keep-open)")
+    if PREFECT_API_URL.value():
+        console.print(f"Prefect UI: the runs are on {PREFECT_API_URL.value()}")
+    else:
+        console.print(f"Prefect UI: run [bold]PREFECT_HOME={PREFECT_HOME.value()} prefect server start[/bold] "
+                      "and open http://127.0.0.1:4200 to see the batch, each listing's run and their artifacts")
