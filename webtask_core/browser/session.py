@@ -28,6 +28,7 @@ __all__ = ["BrowserSession"]
 
 _FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
 WAIT_FOR_MAX_S = 15.0
+_GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 
 
 class BrowserSession:
@@ -96,13 +97,25 @@ class BrowserSession:
         page = await self._tabs.ensure_active()
         navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
         self._tabs.notes.clear()
+        timeout = timeout_s or self._config.action_timeout_s
+        opened: list[Page] = []
+
+        async def act_and_settle() -> str:
+            message = await operation(page)
+            navigated = self._tabs.navigations(page) != navigations
+            await settle(page, self._network, navigated=navigated, timeout_s=self._config.settle_timeout_s)
+            opened.extend(new for new in self._tabs.pages if new not in pages)
+            await self._settle_new_tabs(opened)
+            return message
+
+        # Playwright bounds its own waits, but not a script evaluation in a page whose main thread is
+        # stuck; this bounds the whole action so nothing can hang.
+        limit = timeout + self._config.settle_timeout_s * 2 + _GRACE_S
         try:
-            async with translate_errors(what, timeout_s or self._config.action_timeout_s):
-                message = await operation(page)
-                navigated = self._tabs.navigations(page) != navigations
-                await settle(page, self._network, navigated=navigated, timeout_s=self._config.settle_timeout_s)
-                opened = [new for new in self._tabs.pages if new not in pages]
-                await self._settle_new_tabs(opened)
+            async with translate_errors(what, timeout):
+                message = await asyncio.wait_for(act_and_settle(), timeout=limit)
+        except TimeoutError as error:
+            raise ActionError(f"{what}: the page did not respond within {limit:g} s") from error
         except ActionError:
             await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
             raise
@@ -139,10 +152,13 @@ class BrowserSession:
         """The active tab as the model sees it: the element tree, ids, tabs and scroll position."""
         self._require_alive()
         page = await self._tabs.ensure_active()
+        limit = self._config.action_timeout_s + _GRACE_S
         for attempt in range(3):
             try:
-                snapshot = await snapshot_page(page, self._frames)
+                snapshot = await asyncio.wait_for(snapshot_page(page, self._frames), timeout=limit)
                 break
+            except TimeoutError as error:
+                raise TransientError(f"observing {page.url}: the page did not respond within {limit:g} s") from error
             except PlaywrightError as error:
                 if is_closed_error(error) or page.is_closed():
                     self._require_alive()
@@ -196,11 +212,14 @@ class BrowserSession:
         self._require_alive()
         page = await self._tabs.ensure_active()
         masks = [self._target_frame(element_id).locator(f'[data-wt-id="{element_id}"]') for element_id in mask_ids or ()]
+        limit = self._config.action_timeout_s * 2
         try:
-            return await capture_screenshot(
-                page, marks=marks, image_format=format, quality=quality, masks=masks,
-                timeout_s=self._config.action_timeout_s * 2,
+            return await asyncio.wait_for(
+                capture_screenshot(page, marks=marks, image_format=format, quality=quality, masks=masks, timeout_s=limit),
+                timeout=limit + _GRACE_S,
             )
+        except TimeoutError as error:
+            raise TransientError(f"screenshot of {page.url}: the page did not respond within {limit:g} s") from error
         except PlaywrightError as error:
             if is_closed_error(error) or page.is_closed():
                 self._require_alive()

@@ -269,3 +269,13 @@ async def test_dialogs_are_answered_and_reported(browser_session, sites):
     message = await browser_session.click("button-0")
     assert message == 'clicked button-0; the page showed a confirm dialog "Really open?", which was accepted'
     assert await browser_session.page.evaluate("window.answer") is True
+
+
+async def test_check_an_aria_checkbox_widget(browser_session, sites):
+    gift = by_text(await open_page(browser_session, sites, "clickables.html"))["Gift wrap"]
+    assert await browser_session.check(gift) == f"checked {gift}"
+    assert await browser_session.page.get_attribute("#gift", "aria-checked") == "true"
+    await browser_session.observe()
+    assert await browser_session.check(gift) == f"{gift} was already checked"
+    with pytest.raises(ActionError, match="is not a checkbox, radio button or switch"):
+        await browser_session.check(by_text(await browser_session.observe())["Bold text"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 
@@ -10,7 +11,7 @@ from browser_helpers import browser_main_process, chromium_pids, still_running, 
 
 from webtask_core.browser import Browser, BrowserConfig
 from webtask_core.browser.domains import DomainPolicy
-from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError
+from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, TransientError
 
 
 async def test_close_leaves_no_process_and_no_profile_folder(sites):
@@ -183,3 +184,23 @@ async def test_block_requests_stops_foreign_subresources_too(browser, sites):
     finally:
         await loose.close()
         await strict.close()
+
+
+@pytest.mark.slow
+async def test_a_page_stuck_in_a_loop_never_hangs_the_caller(sites):
+    browser = await Browser.launch(BrowserConfig(action_timeout_s=0.5, settle_timeout_s=0.2))
+    try:
+        session = await browser.new_session()
+        await session.navigate(sites.url("dynamic.html"))
+        await session.observe()
+        await session.page.evaluate("setTimeout(() => { for (;;) {} }, 50)")
+        await asyncio.sleep(0.3)  # let the loop start
+        with pytest.raises(TransientError, match="did not respond within 2.5 s"):
+            await session.observe()
+        with pytest.raises(ActionError, match="^click button-0: the page did not respond within 2.9 s$"):
+            await session.click("button-0")
+        fresh = await browser.new_session()  # the browser itself is fine
+        await fresh.navigate(sites.url("tabs.html"))
+        assert "a-0" in (await fresh.observe()).elements
+    finally:
+        await browser.close()
