@@ -266,6 +266,7 @@
         for (const item of items) pushItem(c, item);
         return;
       }
+      if (!text && !items.length && !hasSize(el)) return;  // empty and zero-size: nothing to see
       const melted = opts2.scrollable || text ? '' : norm(textOf(items, []).join(' '));
       if (opts2.scrollable || melted.length > MELT_MAX) {
         children = items;  // too much content to squeeze into a name: show it under the element
@@ -350,7 +351,7 @@
     const selfVisible = style.visibility === 'visible';
     const cursorPointer = style.cursor === 'pointer';
     // Overflow matters only for elements with content: scroll containers, and zero-size clipping boxes.
-    const overflow = el.firstChild !== null ? style.overflowY : null;
+    const overflow = el.firstChild !== null && display !== 'inline' ? style.overflowY : null;  // n/a to inline boxes
     if ((overflow === 'hidden' || overflow === 'clip') && !hasSize(el)) { hiddenFileInputs(el, c); return; }
     const role = attrs ? el.getAttribute('role') : null;
     const inline = display.startsWith('inline');
@@ -404,8 +405,9 @@
 
     const interactive = selfVisible ? isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow) : 0;
     if (interactive) {
-      if (hasSize(el)) {
-        const leaf = tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA';
+      const leaf = tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA';
+      // A container's size is checked only if it shows nothing (see emitElement): visible text has a box.
+      if (!leaf || hasSize(el)) {
         const editable = el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable);
         emitElement(c, el, tag, {
           walk: !leaf, pointer: cursorPointer, visible: selfVisible, contentEditable: editable,
