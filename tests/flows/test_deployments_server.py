@@ -1,0 +1,198 @@
+"""prefect.yaml against a real `prefect server start` on loopback: `prefect deploy --all`, then
+`prefect deployment run 'batch-listing-upload/nightly'` fanned out to two process workers on one pool
+(both run listings), then the ETL chain (the upstream flow's completion triggers the batch). Every
+process the test starts is stopped by its PID at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from flow_helpers import (
+    SHOP_PASSWORD,
+    fake_model_env,
+    flow_env,  # noqa: F401 (fixture)
+    shop,  # noqa: F401 (fixture)
+)
+from test_batch_flow import manifest_rows, write_photos
+
+from webtask_core.testing import MarketplaceListingPolicy
+
+PROJECT = Path(__file__).resolve().parents[2]
+PREFECT = str(Path(sys.executable).with_name("prefect"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Processes:
+    """Every process started here, each in its own process group, stopped by PID at the end."""
+
+    def __init__(self, env: dict[str, str], logs: Path):
+        self.env, self.logs = env, logs
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
+        process = subprocess.Popen(args, env=self.env, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        self.started.append(process)
+        return process
+
+    def run(self, *args: str, timeout: float = 120) -> str:
+        done = subprocess.run(args, env=self.env, cwd=PROJECT, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def stop_all(self) -> None:
+        for process in reversed(self.started):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for process in reversed(self.started):
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[Processes]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path / "prefect-home"),
+        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_WORKER_QUERY_SECONDS": "1",
+        "PREFECT_LOGGING_LEVEL": "INFO",
+        "WEBTASK_LEDGER": str(tmp_path / "ledger"),
+        "WEBTASK_STEP_RETRY_DELAY_S": "0.05",
+    }
+    running = Processes(env, tmp_path)
+    try:
+        running.start("server", PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port))
+        yield running
+    finally:
+        running.stop_all()
+
+
+async def wait_healthy(api_url: str, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient() as http:
+        while time.monotonic() < deadline:
+            try:
+                if (await http.get(f"{api_url}/health", timeout=2)).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.5)
+    raise AssertionError(f"prefect server did not answer on {api_url}")
+
+
+async def wait_for_run(client: Any, deployment: str, timeout_s: float = 150) -> Any:
+    """The newest flow run of ``deployment``, once it has a final state."""
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    found = await client.read_deployment_by_name(deployment)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = await client.read_flow_runs(deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[found.id])),
+                                           sort=FlowRunSort.EXPECTED_START_TIME_DESC, limit=1)
+        if runs and runs[0].state is not None and runs[0].state.is_final():
+            return runs[0]
+        await asyncio.sleep(1)
+    raise AssertionError(f"no finished run of {deployment} within {timeout_s} s")
+
+
+def upload_manifest(s3_client: Any, bucket: str, key: str, rows: list[dict[str, Any]], folder: Path) -> str:
+    photos = write_photos(folder, rows)
+    for relative, content in photos.items():
+        s3_client.put_object(Bucket=bucket, Key=f"{key.rsplit('/', 1)[0]}/{relative}", Body=content)
+    s3_client.put_object(Bucket=bucket, Key=key, Body="\n".join(json.dumps(r) for r in rows) + "\n")
+    return f"s3://{bucket}/{key}"
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_deploy_fan_out_on_two_workers_and_etl_chaining(flow_env, shop, processes, monkeypatch,
+                                                              s3_endpoint, s3_client, s3_bucket, tmp_path):
+    from prefect.client.orchestration import PrefectClient
+
+    rows = manifest_rows(4, prefix="FAN")
+    nightly = upload_manifest(s3_client, s3_bucket, "nightly/manifest.jsonl", rows, tmp_path / "photos")
+    api_url = processes.env["PREFECT_API_URL"]
+    async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
+        processes.env.update({
+            "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key",
+            "WEBTASK_S3_ENDPOINT_URL": s3_endpoint,
+            # Read by `prefect deploy` for the {{ $VAR }} parameters in the prefect.yaml files.
+            "WEBTASK_SITE_URL": shop.url("/listings"), "WEBTASK_SITE_USER": "demo",
+            "WEBTASK_NIGHTLY_MANIFEST": nightly,
+            "WEBTASK_ETL_MANIFEST": f"s3://{s3_bucket}/etl/manifest.jsonl",
+        })
+        await wait_healthy(api_url)
+        processes.run(PREFECT, "work-pool", "create", "webtask-pool", "--type", "process")
+        processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
+                      f"Secret(value={SHOP_PASSWORD!r}).save('shop-password', overwrite=True)")
+        processes.run(PREFECT, "--no-prompt", "deploy", "--all")
+        processes.run(PREFECT, "--no-prompt", "deploy", "--all", "--prefect-file",
+                      "deployments/etl-chaining.prefect.yaml")
+        for name in ("worker-a", "worker-b"):
+            processes.start(name, PREFECT, "worker", "start", "--pool", "webtask-pool", "--name", name,
+                            "--limit", "2")
+
+        async with PrefectClient(api_url) as client:
+            nightly_deployment = await client.read_deployment_by_name("batch-listing-upload/nightly")
+            assert nightly_deployment.parameters["manifest"] == nightly
+            assert [s.schedule.cron for s in nightly_deployment.schedules] == ["0 2 * * *"]
+
+            # The nightly batch, fanned out: each listing a run-webtask deployment run.
+            processes.run(PREFECT, "deployment", "run", "batch-listing-upload/nightly",
+                          "--param", "fan_out=deployments", "--param", "max_concurrency=3")
+            batch = await wait_for_run(client, "batch-listing-upload/nightly")
+            assert batch.state.is_completed(), batch.state.message
+            from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+
+            children = await client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[batch.id])))
+            assert sorted(run.name for run in children) == [row["sku"] for row in rows]
+            assert all(run.deployment_id is not None and run.state.is_completed() for run in children)
+            for row in rows:
+                assert len(shop.listing_by_sku(row["sku"])) == 1
+
+            # Both workers ran listings.
+            submitted = {name: set(re.findall(r"submitting flow run '([0-9a-f-]{36})'", processes.log(name)))
+                         for name in ("worker-a", "worker-b")}
+            listing_ids = {str(run.id) for run in children}
+            assert all(ids & listing_ids for ids in submitted.values()), submitted
+
+            # ETL chaining: the upstream flow's completion triggers batch-listing-upload/after-etl.
+            processes.run(PREFECT, "deployment", "run", "listings-etl/example", "--param", "count=2")
+            etl = await wait_for_run(client, "listings-etl/example")
+            assert etl.state.is_completed(), etl.state.message
+            chained = await wait_for_run(client, "batch-listing-upload/after-etl")
+            assert chained.state.is_completed(), chained.state.message
+            assert chained.parameters["manifest"] == processes.env["WEBTASK_ETL_MANIFEST"]
+            assert [len(shop.listing_by_sku(sku)) for sku in ("DEMO-001", "DEMO-002")] == [1, 1]
