@@ -38,9 +38,9 @@ async def test_second_run_is_still_logged_in_and_sees_the_first(flow_env, shop, 
     assert latest_url(request) == shop.url("/listings")  # not bounced to /login: the cookie came along
     assert "Signed in as" in latest_page(request)
     assert task_text(request).startswith("Check that we are still logged in.")
-    text = json.dumps(request)
-    assert "<previous_tasks>" in text and "Log in to the marketplace." in text
-    assert SHOP_PASSWORD not in text
+    messages = json.dumps(request["messages"])
+    assert "<previous_tasks>" in messages and "Log in to the marketplace." in messages
+    assert SHOP_PASSWORD not in json.dumps(request)
 
     stored_text = (flow_env.sessions / "shop-demo.json").read_text()
     assert SHOP_PASSWORD not in stored_text  # the conversation and the final page keep placeholders
@@ -68,3 +68,23 @@ async def test_corrupt_stored_session_fails_before_the_browser_and_is_left_alone
         await webtask_result(state)
     assert requests == [] and shop.request_log == []  # no model call, no page opened
     assert file.read_bytes() == content
+
+
+async def test_two_runs_with_one_key_take_turns(flow_env, shop, monkeypatch):
+    import asyncio
+
+    from webtask_core.testing import ReplayPolicy, ToolUse
+
+    done = ToolUse("complete", {"feedback": "done"})
+    async with fake_model_env(ReplayPolicy([done, done]), monkeypatch) as server:
+        results = await asyncio.gather(*(
+            run_webtask(f"Task {name}.", start_url=shop.url("/login"), session_key="shared-key")
+            for name in ("A", "B")
+        ))
+        first, second = (json.dumps(request["messages"]) for request in server.requests)
+
+    assert all(result.ok for result in results)
+    # The run that went second loaded the session the first one saved: they did not interleave.
+    assert "<previous_tasks>" not in first and "<previous_tasks>" in second
+    earlier = "Task A." if task_text(server.requests[1]) == "Task B." else "Task B."
+    assert earlier in second
