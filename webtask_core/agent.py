@@ -6,19 +6,27 @@
 
 ``async with`` always closes what the agent opened (its own Browser when none was given, or the tab
 it opened in a given Browser). A BrowserSession passed in stays the caller's to close.
+
+Hardening: ``secrets={"shop_password": ...}`` are typed where the model writes
+``{{secret:shop_password}}`` and scrubbed from everything the model sees and the session records;
+``allowed_domains=["shop.example.com"]`` keeps navigation (and secrets) on those hosts. Bad input is
+rejected by the constructor and by ``do``/``set_task`` before any browser starts.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from webtask_core.errors import ActionError, ConfigError
+from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.resources import Resource, ResourceSet
+from webtask_core.secrets import SecretsInput, SecretValue
 from webtask_core.session import Step, WorkerSession, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.tools import OutputSchema
@@ -60,14 +68,19 @@ class Agent:
         resources: Mapping[str, PathLike] | None = None,
         start_url: str | None = None,
         options: WorkerOptions | None = None,
+        secrets: SecretsInput | None = None,
+        allowed_domains: Sequence[str] | None = None,
+        block_requests: bool = False,
     ):
         if browser is not None and browser_config is not None:
             raise ConfigError("browser_config", "give either browser= or browser_config=, not both")
-        if start_url is not None and not (isinstance(start_url, str) and start_url.strip()):
-            raise ConfigError("start_url", "must be a non-empty URL string")
+        self.allowed_domains = HostPatterns(allowed_domains)
+        if block_requests and not self.allowed_domains:
+            raise ConfigError("block_requests", "needs allowed_domains to say which hosts requests may reach")
+        self.block_requests = bool(block_requests)
         self.llm = llm
         self.persist_context = persist_context
-        self.start_url = start_url
+        self.start_url = _check_start_url(start_url, self.allowed_domains)
         self._browser_config = browser_config
         self._browser: Browser | None = None
         self._session: BrowserSession | None = None
@@ -76,11 +89,17 @@ class Agent:
             if hasattr(browser, "new_session"):
                 self._browser = browser  # type: ignore[assignment]
             elif hasattr(browser, "observe"):
+                if self.allowed_domains:
+                    raise ConfigError(
+                        "allowed_domains",
+                        "a BrowserSession passed in keeps its own rules: give allowed_domains to "
+                        "browser.new_session(), or pass the Browser instead",
+                    )
                 self._session = browser  # type: ignore[assignment]
             else:
                 raise ConfigError("browser", f"expected a Browser or a BrowserSession, got {type(browser).__name__}")
         self._resources = ResourceSet(resources)
-        self.worker = Worker(llm, self._current_session, options=options)
+        self.worker = Worker(llm, self._current_session, options=_with_secrets(options, secrets, self.allowed_domains))
         self.last_session: WorkerSession | None = None
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None
@@ -125,7 +144,9 @@ class Agent:
 
             self._browser = await Browser.launch(self._browser_config or BrowserConfig())
             self._owns_browser = True
-        self._session = await self._browser.new_session()
+        self._session = await self._browser.new_session(
+            allowed_domains=list(self.allowed_domains) or None, block_requests=self.block_requests
+        )
         self._owns_session = True
         return self._session
 
@@ -222,3 +243,52 @@ class Agent:
             usage=session_record.usage,
         )
         self._finalised = True
+
+
+def _check_start_url(url: object, allowed: HostPatterns) -> str | None:
+    if url is None:
+        return None
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError("start_url", f"must be a non-empty http(s) URL, got {url!r}")
+    url = url.strip()
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ConfigError("start_url", f"{url!r} has an invalid port") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(char.isspace() for char in url):
+        raise ConfigError("start_url", f"{url!r} is not an http(s) URL; give a full address like https://example.com/")
+    if allowed and not allowed.matches(url):
+        raise ConfigError("start_url", f"{url!r} is outside allowed_domains [{', '.join(allowed)}]")
+    return url
+
+
+def _with_secrets(options: WorkerOptions | None, secrets: SecretsInput | None, allowed: HostPatterns) -> WorkerOptions:
+    """The worker options with the agent's secrets added (they win on a name clash) and, unless the
+    options say otherwise, allowed_domains as the hosts where secrets may be typed."""
+    options = options or WorkerOptions()
+    if secrets is not None and not isinstance(secrets, Mapping):
+        raise ConfigError("secrets", f"must be a mapping of name -> value, got {type(secrets).__name__}")
+    update: dict[str, Any] = {}
+    if secrets:
+        wrapped: dict[str, SecretStr | SecretValue] = dict(options.secrets)
+        for name, value in secrets.items():
+            wrapped[name] = _as_secret(name, value)
+        update["secrets"] = wrapped
+    if allowed and options.secret_domains is None:
+        update["secret_domains"] = list(allowed)
+    return options.model_copy(update=update) if update else options
+
+
+def _as_secret(name: object, value: object) -> SecretStr | SecretValue:
+    """Kept as SecretStr / SecretValue, so no repr or log line of the options ever prints a value."""
+    if isinstance(value, (SecretStr, SecretValue)):
+        return value
+    if isinstance(value, str):
+        return SecretStr(value)
+    if isinstance(value, Mapping):
+        try:
+            return SecretValue.model_validate(value)
+        except ValidationError as error:
+            raise ConfigError("secrets", f"{name!r}: {error.errors()[0]['msg']}") from None
+    raise ConfigError("secrets", f"{name!r} must be a string, a SecretStr or a SecretValue, got {type(value).__name__}")

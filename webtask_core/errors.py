@@ -20,6 +20,7 @@ __all__ = [
     "ModelTransientError",
     "BrowserCrashedError",
     "PermanentModelError",
+    "UnknownModelError",
     "ResourceError",
     "SessionFormatError",
 ]
@@ -27,6 +28,18 @@ __all__ = [
 
 class WebtaskError(Exception):
     """Base class of every error this library raises on purpose."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt from args and attributes, not by calling __init__ (whose signature differs per
+        # class), so every error survives pickling — Prefect persists a failed run's exception.
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(cls: type[WebtaskError], args: tuple[object, ...], attributes: dict[str, object]) -> WebtaskError:
+    error = cls.__new__(cls)
+    error.args = args
+    vars(error).update(attributes)
+    return error
 
 
 class ConfigError(WebtaskError, ValueError):
@@ -68,6 +81,17 @@ class PermanentModelError(WebtaskError):
     def __init__(self, message: str, *, status_code: int | None = None):
         self.status_code = status_code
         super().__init__(message)
+
+
+class UnknownModelError(PermanentModelError, ConfigError):
+    """The provider does not know the model name (its 404 on the first call): a ConfigError naming
+    ``model`` for the caller, and a PermanentModelError (never retried) for the step loop."""
+
+    def __init__(self, model: str, detail: str, *, status_code: int | None = 404):
+        self.status_code = status_code
+        self.parameter = "model"
+        self.problem = f"the model API does not know {model!r} ({detail})"
+        WebtaskError.__init__(self, f"model: {self.problem}")
 
 
 class ResourceError(ConfigError):

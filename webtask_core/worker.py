@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from webtask_core.errors import ConfigError
+from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolResult
 from webtask_core.prompt_set import PromptSet
 from webtask_core.resources import ResourceSet
+from webtask_core.secrets import SecretValue, SecretValues
 from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerSession, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext
@@ -44,8 +45,12 @@ class WorkerOptions(BaseModel):
     screenshot_quality: int = Field(default=70, ge=10, le=95)
     thumbnail_width: int = Field(default=400, ge=64)
     stuck: StuckThresholds = Field(default_factory=StuckThresholds)
-    # Values for {{secret:NAME}} placeholders in fill/type; the model never sees them.
-    secrets: dict[str, SecretStr] = Field(default_factory=dict)
+    # Values for {{secret:NAME}} placeholders in fill/type; the model never sees them, and every text
+    # the worker records or sends is scrubbed of them (see webtask_core.secrets).
+    secrets: dict[str, SecretStr | SecretValue] = Field(default_factory=dict)
+    # Hosts where secrets without their own SecretValue.domains may be typed (None: anywhere). The
+    # Agent sets it to its allowed_domains.
+    secret_domains: list[str] | None = None
 
 
 class Worker:
@@ -66,7 +71,7 @@ class Worker:
         self.system = self.prompts.render("system")
         # Rendered up front: nothing that runs after a step's actions may fail on a bad template.
         self._notes = {key: self.prompts.render(key) for key in ("tool_call_required", "empty_reply")}
-        self._secrets = {name: value.get_secret_value() for name, value in self.options.secrets.items()}
+        self.secrets = SecretValues(self.options.secrets, domains=self.options.secret_domains)
 
     @property
     def session(self) -> "BrowserSession":
@@ -86,6 +91,7 @@ class Worker:
         """A new TaskContext. Checks the caller's input; touches neither the browser nor the model."""
         if not isinstance(task, str) or not task.strip():
             raise ConfigError("task", "must be a non-empty string")
+        task = self.secrets.scrub(task)  # a value pasted into the task reaches the model as its placeholder
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError("max_steps", f"must be a positive integer, got {max_steps!r}")
         if previous_session is not None and not isinstance(previous_session, WorkerSession):
@@ -103,15 +109,26 @@ class Worker:
         )
 
     async def step(self, ctx: TaskContext) -> Step:
-        """Observe, one model call, act, record. Raises TransientError with the context untouched."""
+        """Observe, one model call, act, record. Raises TransientError with the context untouched.
+
+        An exception leaving the step never shows a secret value (Playwright may quote typed text)."""
+        try:
+            return await self._step(ctx)
+        except BaseException as error:
+            redacted = self.secrets.redact_exception(error)
+            if redacted is error:
+                raise
+        raise redacted  # outside the except block, so the original is not chained as its context
+
+    async def _step(self, ctx: TaskContext) -> Step:
         if ctx.finished:
             raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
         started = time.perf_counter()
         index = ctx.next_index
         session = self.session
 
-        observation = await session.observe()
-        shot = await self._screenshot(session, marks=True)
+        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await session.observe())
+        shot = await self._screenshot(session, marks=True, mask_ids=mask_ids, withhold=unmaskable)
         observed = time.perf_counter()
         history = ctx.history.with_page(
             page_key(observation.url, observation.tree, observation.scroll), observation.url
@@ -134,7 +151,8 @@ class Worker:
 
         shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
         page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64)
-        messages = ctx.messages_for(page)
+        # The last line of defence before a request leaves: every text and tool input scrubbed.
+        messages = self.secrets.scrub_messages(ctx.messages_for(page))
         asked = time.perf_counter()
         try:
             reply = await self.llm.complete(
@@ -144,11 +162,12 @@ class Worker:
             thumbnail.cancel()
             raise
         modelled = time.perf_counter()
+        reply = self._scrub_reply(reply)
 
         state = ctx.step_state()
         tool_ctx = ToolContext(
             session=session, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
-            secrets=self._secrets,
+            secrets=self.secrets,
         )
         try:
             outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url)
@@ -192,16 +211,27 @@ class Worker:
         """The WorkerSession of a finished task; with ``capture``, the final page and screenshot."""
         if not ctx.finished:
             raise RuntimeError("the task is not finished yet; call step() until ctx.finished")
+        try:
+            return await self._finish(ctx, capture=capture)
+        except BaseException as error:
+            redacted = self.secrets.redact_exception(error)
+            if redacted is error:
+                raise
+        raise redacted
+
+    async def _finish(self, ctx: TaskContext, *, capture: bool) -> WorkerSession:
         if not capture:
-            return ctx.to_session(final_url=ctx.current_url)
+            return self.secrets.scrub_model(ctx.to_session(final_url=ctx.current_url))
         session = self.session
-        observation = await session.observe()
-        shot = await self._screenshot(session, marks=False)
-        return ctx.to_session(
+        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await session.observe())
+        shot = await self._screenshot(session, marks=False, mask_ids=mask_ids, withhold=unmaskable)
+        record = ctx.to_session(
             final_url=observation.url,
             final_dom=observation.tree,
             final_screenshot=base64.b64encode(shot).decode("ascii") if shot is not None else None,
         )
+        # Everything in it was scrubbed on the way in; this is the last check before it is stored.
+        return self.secrets.scrub_model(record)
 
     async def do(
         self,
@@ -223,12 +253,31 @@ class Worker:
 
     # ---- helpers ----
 
-    async def _screenshot(self, session: "BrowserSession", *, marks: bool) -> bytes | None:
-        if not self.options.screenshots:
+    async def _screenshot(
+        self, session: "BrowserSession", *, marks: bool, mask_ids: list[str], withhold: bool
+    ) -> bytes | None:
+        """The screenshot with the elements showing a secret masked (password fields always are).
+        None when a secret shows where no element can be masked (text in the page itself)."""
+        if not self.options.screenshots or withhold:
             return None
-        return await session.screenshot(
-            marks=marks, format="jpeg", quality=self.options.screenshot_quality
-        )
+        if not mask_ids:
+            return await session.screenshot(marks=marks, format="jpeg", quality=self.options.screenshot_quality)
+        try:
+            return await session.screenshot(
+                marks=marks, format="jpeg", quality=self.options.screenshot_quality, mask_ids=mask_ids
+            )
+        except ActionError:  # an element to mask went stale meanwhile: better no picture than a secret
+            return None
+
+    # ---- secrets: nothing the worker sends or records may show a value ----
+
+    def _scrub_reply(self, reply: ModelReply) -> ModelReply:
+        """What the model said, with any secret value it wrote as its placeholder (tools reveal it
+        again when they type it, so the action is the same; records and later requests stay clean)."""
+        if not self.secrets:
+            return reply
+        calls = [call.model_copy(update={"input": self.secrets.scrub_data(call.input)}) for call in reply.tool_calls]
+        return reply.model_copy(update={"text": self.secrets.scrub(reply.text), "tool_calls": calls})
 
     def _start_thumbnail(self, shot: bytes | None) -> "asyncio.Future[str | None]":
         """Shrink the screenshot for the step record in a thread, while the model is thinking."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
 from playwright.async_api import BrowserContext, Frame, Page, Request, Route
@@ -18,10 +17,10 @@ from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError
+from webtask_core.hosts import HostPatterns
 
 __all__ = ["DomainPolicy", "BlockedNavigation"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _ALWAYS_ALLOWED_SCHEMES = {"about", "data", "blob", "chrome-error"}
 
 
@@ -36,25 +35,12 @@ class DomainPolicy:
     """Which hosts a session may navigate to; records what it blocked."""
 
     def __init__(self, allowed_domains: Sequence[str] | None, block_requests: bool = False):
-        if isinstance(allowed_domains, str):
-            raise ConfigError("allowed_domains", "must be a list of host patterns, not a single string")
-        patterns = [self._check(pattern) for pattern in (allowed_domains or ())]
-        if block_requests and not patterns:
+        self._hosts = HostPatterns(allowed_domains, parameter="allowed_domains")
+        if block_requests and not self._hosts:
             raise ConfigError("block_requests", "needs allowed_domains to say which hosts requests may reach")
-        self.patterns: tuple[str, ...] = tuple(patterns)
+        self.patterns: tuple[str, ...] = self._hosts.patterns
         self.block_requests = block_requests
         self.blocked: list[BlockedNavigation] = []
-
-    @staticmethod
-    def _check(pattern: object) -> str:
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise ConfigError("allowed_domains", f"each entry must be a non-empty host pattern, got {pattern!r}")
-        if "/" in pattern or "@" in pattern:
-            raise ConfigError(
-                "allowed_domains",
-                f"{pattern!r} is not a host pattern; use forms like '127.0.0.1', 'example.com:8080', '*.example.com'",
-            )
-        return pattern.strip().lower()
 
     @property
     def active(self) -> bool:
@@ -64,24 +50,9 @@ class DomainPolicy:
         """True if `url` may be visited (always true without allowed_domains)."""
         if not self.patterns:
             return True
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme in _ALWAYS_ALLOWED_SCHEMES:
+        if urlsplit(url).scheme.lower() in _ALWAYS_ALLOWED_SCHEMES:
             return True
-        if scheme not in _DEFAULT_PORTS or not parts.hostname:
-            return False
-        host = parts.hostname.lower()
-        port = parts.port or _DEFAULT_PORTS[scheme]
-        for pattern in self.patterns:
-            host_pattern, _, port_pattern = pattern.rpartition(":") if self._has_port(pattern) else (pattern, "", "")
-            if fnmatchcase(host, host_pattern) and (not port_pattern or port_pattern == str(port)):
-                return True
-        return False
-
-    @staticmethod
-    def _has_port(pattern: str) -> bool:
-        head, sep, tail = pattern.rpartition(":")
-        return bool(sep) and tail.isdigit() and not head.endswith(":")
+        return self._hosts.matches(url)
 
     def message(self, blocked: BlockedNavigation) -> str:
         how = " (reached through a redirect)" if blocked.by_redirect else ""

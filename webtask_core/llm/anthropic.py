@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import typing
 import weakref
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from typing import Any
 import anthropic
 from anthropic.types import Model as _SDKModel
 
-from webtask_core.errors import ConfigError, ModelTransientError, PermanentModelError
+from webtask_core.errors import ConfigError, ModelTransientError, PermanentModelError, UnknownModelError
 from webtask_core.llm.types import (
     ImageBlock,
     ReasoningBlock,
@@ -65,10 +66,27 @@ def known_models() -> tuple[str, ...]:
     return ()
 
 
+# What a Claude model id looks like on Anthropic's API (claude-sonnet-5-5, claude-future-9), on
+# Bedrock (anthropic.claude-..., us./global. inference profiles, ARNs) and on Vertex (claude-...@date).
+_PLAUSIBLE_MODEL = re.compile(
+    r"(?:(?:[a-z]{2,6}\.)?anthropic\.)?claude-[a-z0-9][a-z0-9.\-]*(?:[:@][A-Za-z0-9.\-:]+)?"
+    r"|arn:aws[a-z\-]*:bedrock:[A-Za-z0-9:/._\-]+"
+)
+
+
 def _check_model(model: object) -> str:
+    """Names of new models are accepted (they come out before the SDK lists them), but a name that
+    cannot be a Claude model (a typo like "sonet-5", another vendor's model) is rejected up front; a
+    well-formed name the provider does not know fails the first call with UnknownModelError."""
     if not isinstance(model, str) or not model.strip():
         raise ConfigError(
             "model", f"expected a non-empty model name, got {model!r}; known models: {', '.join(known_models())}"
+        )
+    if model not in known_models() and not _PLAUSIBLE_MODEL.fullmatch(model):
+        raise ConfigError(
+            "model",
+            f"{model!r} is not a Claude model name; use one like {DEFAULT_MODEL!r} "
+            f"(known models: {', '.join(known_models())})",
         )
     return model
 
@@ -190,9 +208,15 @@ def _is_transient_status(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
 
 
-def map_sdk_error(error: anthropic.AnthropicError, *, timeout_s: float, max_retries: int) -> Exception:
+def map_sdk_error(
+    error: anthropic.AnthropicError, *, timeout_s: float, max_retries: int, model: str | None = None
+) -> Exception:
     """The webtask error for an SDK error raised after the SDK's own retries."""
     retried = f"(after the SDK's {max_retries} retries)"
+    if isinstance(error, anthropic.NotFoundError) and model is not None and error.type == "not_found_error":
+        detail = error.api_message or error.message
+        if "model" in str(detail).lower():
+            return UnknownModelError(model, f"{error.status_code}: {detail}", status_code=error.status_code)
     if isinstance(error, anthropic.APITimeoutError):
         return ModelTransientError(f"model API timed out after {timeout_s:g}s {retried}")
     if isinstance(error, anthropic.APIConnectionError):
@@ -337,7 +361,9 @@ class AnthropicLLM:
                 **params,
             )
         except anthropic.AnthropicError as error:
-            raise map_sdk_error(error, timeout_s=self.timeout_s, max_retries=self.max_retries) from error
+            raise map_sdk_error(
+                error, timeout_s=self.timeout_s, max_retries=self.max_retries, model=self.model
+            ) from error
         except _AWS_ERRORS as error:
             raise PermanentModelError(f"AWS request signing failed: {error}") from error
         reply = parse_reply(response)

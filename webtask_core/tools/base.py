@@ -7,7 +7,6 @@ is what the model sees) and ``async run(params, ctx) -> str``. What the model go
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from webtask_core.errors import ActionError
 from webtask_core.llm.types import ToolSpec
 from webtask_core.resources import ResourceSet
+from webtask_core.secrets import SECRET_PLACEHOLDER, SecretValues
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserSession
@@ -32,8 +32,6 @@ __all__ = [
     "validation_message",
     "SECRET_PLACEHOLDER",
 ]
-
-SECRET_PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_\-.]*)\}\}")
 
 
 class ToolParams(BaseModel):
@@ -61,28 +59,21 @@ class ToolContext:
     resources: ResourceSet
     output_spec: "OutputSpec"
     state: StepState
-    secrets: Mapping[str, str] = field(default_factory=dict)
+    secrets: SecretValues = field(default_factory=SecretValues)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.secrets, SecretValues):
+            self.secrets = SecretValues(self.secrets)
 
     def reveal(self, text: str) -> str:
-        """Replace ``{{secret:NAME}}`` placeholders by their values (only when secrets are configured)."""
-        if not self.secrets:
+        """Replace ``{{secret:NAME}}`` placeholders by their values, if the page's host allows it."""
+        if SECRET_PLACEHOLDER.search(text) is None:
             return text
-
-        def substitute(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in self.secrets:
-                known = ", ".join(sorted(self.secrets)) or "none"
-                raise ActionError(f"unknown secret {name!r} in placeholder; known secrets: {known}")
-            return self.secrets[name]
-
-        return SECRET_PLACEHOLDER.sub(substitute, text)
+        return self.secrets.reveal(text, url=self.session.url)
 
     def mask(self, text: str) -> str:
         """Put placeholders back in place of secret values, so results never show a secret."""
-        for name, value in self.secrets.items():
-            if value:
-                text = text.replace(value, "{{secret:" + name + "}}")
-        return text
+        return self.secrets.scrub(text)
 
 
 class Tool:

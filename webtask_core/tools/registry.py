@@ -8,6 +8,9 @@ Running a reply's calls follows three rules, so the model never acts on a page i
   belong to the page state the model saw);
 - after ``complete`` or ``abort`` nothing else runs.
 
+Every result message and URL is scrubbed of secret values before it is returned (a page, or a
+Playwright error, may quote what was typed into it).
+
 TransientError (model or browser infrastructure) is not caught: it propagates to the step's caller.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from webtask_core.errors import ActionError
@@ -121,7 +124,10 @@ class ToolRegistry:
             outcomes.append(
                 CallOutcome(call, ok=True, message=message or "done", url=url, duration_ms=_since(started))
             )
-        return outcomes
+        if not ctx.secrets:
+            return outcomes
+        scrub = ctx.secrets.scrub
+        return [replace(outcome, message=scrub(outcome.message), url=scrub(outcome.url)) for outcome in outcomes]
 
     @staticmethod
     def _skip(call: ToolCall, ctx: ToolContext, message: str) -> CallOutcome:
