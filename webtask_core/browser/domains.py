@@ -2,8 +2,10 @@
 
 Top-level navigations (navigate, link clicks, form posts, new tabs) to another host are stopped by a
 route handler on main-frame document requests before any request leaves the browser. Playwright does
-not route the later hops of a server redirect, so a redirect onto a foreign host is caught from the
-request event instead: the page is taken off that host right after the action and the action fails.
+not route the later hops of a server redirect; those are stopped at the redirect response by
+:class:`~webtask_core.browser.redirects.RedirectGuard`, before the next hop is sent. As a fallback
+(the first request of a tab the page opened), a redirect onto a foreign host is also caught from the
+request event: the page is taken off that host right after the action and the action fails.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from playwright.async_api import BrowserContext, Frame, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser.failures import first_line, is_closed_error
+from webtask_core.browser.redirects import RedirectGuard
 from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError
 from webtask_core.hosts import HostPatterns
 
@@ -41,6 +44,7 @@ class DomainPolicy:
         self.patterns: tuple[str, ...] = self._hosts.patterns
         self.block_requests = block_requests
         self.blocked: list[BlockedNavigation] = []
+        self._redirects = RedirectGuard(self._refuses_redirect, self._record_redirect)
 
     @property
     def active(self) -> bool:
@@ -99,6 +103,17 @@ class DomainPolicy:
             return
         await context.route("**/*", self._route)
         context.on("request", self._on_request)
+        self._redirects.attach(context)
+
+    async def ready(self) -> None:
+        """Wait until the tabs opened so far are guarded against redirects (before navigating them)."""
+        await self._redirects.ready()
+
+    def _refuses_redirect(self, url: str, main_frame: bool) -> bool:
+        return not self.allows(url) and (main_frame or self.block_requests)
+
+    def _record_redirect(self, url: str, page: Page) -> None:
+        self.blocked.append(BlockedNavigation(url=url, page=page, by_redirect=True))
 
     async def _route(self, route: Route, request: Request) -> None:
         url = request.url

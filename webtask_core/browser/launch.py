@@ -150,6 +150,7 @@ class Browser:
             await policy.install(context)
             session = BrowserSession(self, context, self.config, policy)
             await session._open_first_tab()
+            await policy.ready()
         except PlaywrightError as error:
             if is_closed_error(error) or not self._browser.is_connected():
                 raise BrowserCrashedError(f"opening a browser session: {first_line(error)}") from error
