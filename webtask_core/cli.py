@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import typer
 
@@ -34,6 +35,20 @@ def _parse_resources(values: list[str]) -> dict[str, str]:
     return resources
 
 
+def _read_secrets(values: list[str]) -> dict[str, str]:
+    """``NAME=ENV_VAR`` pairs: the value is read from the environment, never from the command line
+    (where every user of the machine could see it in the process list)."""
+    secrets: dict[str, str] = {}
+    for value in values:
+        name, sep, variable = value.partition("=")
+        if not sep or not name.strip() or not variable.strip():
+            raise typer.BadParameter(f"expected NAME=ENV_VAR, got {value!r}", param_hint="--secret")
+        if variable.strip() not in os.environ:
+            raise typer.BadParameter(f"the environment variable {variable.strip()!r} is not set", param_hint="--secret")
+        secrets[name.strip()] = os.environ[variable.strip()]
+    return secrets
+
+
 def _load_output_schema(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
@@ -60,6 +75,15 @@ def run(
     ),
     model: Optional[str] = typer.Option(None, "--model", help="Anthropic model name."),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window."),
+    allowed_domain: list[str] = typer.Option(
+        [], "--allowed-domain", help="Keep navigation on this host pattern, e.g. shop.example.com or *.example.com (repeatable)."
+    ),
+    block_requests: bool = typer.Option(
+        False, "--block-requests", help="With --allowed-domain: block every request to other hosts, not only navigation."
+    ),
+    secret: list[str] = typer.Option(
+        [], "--secret", help="NAME=ENV_VAR: the task may use {{secret:NAME}}; the value comes from ENV_VAR (repeatable)."
+    ),
 ) -> None:
     """Run one task with Claude (ANTHROPIC_API_KEY) in Chromium; print each step, then the result as JSON."""
     from rich.console import Console
@@ -69,8 +93,12 @@ def run(
     console = Console(stderr=True)
     resources = _parse_resources(resource)
     schema = _load_output_schema(output_schema)
+    secrets = _read_secrets(secret)
+    options = _RunOptions(url=url, resources=resources, max_steps=max_steps, schema=schema, model=model,
+                          headed=headed, allowed_domains=allowed_domain, block_requests=block_requests,
+                          secrets=secrets)
     try:
-        result = asyncio.run(_run_task(console, task, url, resources, max_steps, schema, model, headed))
+        result = asyncio.run(_run_task(console, task, options))
     except WebtaskError as exc:
         console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
@@ -79,32 +107,52 @@ def run(
         raise typer.Exit(1)
 
 
-async def _run_task(
-    console: Any, task: str, url: str | None, resources: dict[str, str], max_steps: int,
-    schema: dict[str, Any] | None, model: str | None, headed: bool,
-) -> dict[str, Any]:
+class _RunOptions(NamedTuple):
+    url: str | None
+    resources: dict[str, str]
+    max_steps: int
+    schema: dict[str, Any] | None
+    model: str | None
+    headed: bool
+    allowed_domains: list[str]
+    block_requests: bool
+    secrets: dict[str, str]
+
+
+async def _run_task(console: Any, task: str, options: _RunOptions) -> dict[str, Any]:
     from rich.markup import escape
 
     from webtask_core.agent import Agent
     from webtask_core.browser import BrowserConfig
     from webtask_core.llm.anthropic import AnthropicLLM
 
-    llm = AnthropicLLM(model) if model else AnthropicLLM()
-    async with llm, Agent(llm, browser_config=BrowserConfig(headless=not headed), start_url=url,
-                          resources=resources) as agent:
-        agent.set_task(task, max_steps=max_steps, output_schema=schema)
-        while True:
-            step, finished = await agent.run_step()
-            colour = "green" if step.ok and not step.error else "yellow"
-            console.print(
-                f"[bold]step {step.index}[/bold] [dim]{escape(step.url)}[/dim]\n"
-                f"  [{colour}]{escape(step.error or step.summary())}[/{colour}]"
-                f" [dim]({step.timings.total_ms / 1000:.1f} s)[/dim]"
-            )
-            if finished:
-                break
-        result = agent.last_result
-        assert result is not None
-        colour = "green" if result.ok else "red"
-        console.print(f"[{colour}]{result.status.value}[/{colour}]: {escape(result.feedback)}")
-        return result.model_dump(mode="json")
+    llm = AnthropicLLM(options.model) if options.model else AnthropicLLM()
+    async with llm:
+        # Every parameter is checked here, before a browser starts.
+        agent = Agent(
+            llm, browser_config=BrowserConfig(headless=not options.headed), start_url=options.url,
+            resources=options.resources, secrets=options.secrets or None,
+            allowed_domains=options.allowed_domains or None, block_requests=options.block_requests,
+        )
+        agent.set_task(task, max_steps=options.max_steps, output_schema=options.schema)
+        async with agent:
+            return await _drive(console, agent, escape)
+
+
+async def _drive(console: Any, agent: Any, escape: Any) -> dict[str, Any]:
+    """Run the task step by step, printing a line per step; the result as JSON data."""
+    while True:
+        step, finished = await agent.run_step()
+        colour = "green" if step.ok and not step.error else "yellow"
+        console.print(
+            f"[bold]step {step.index}[/bold] [dim]{escape(step.url)}[/dim]\n"
+            f"  [{colour}]{escape(step.error or step.summary())}[/{colour}]"
+            f" [dim]({step.timings.total_ms / 1000:.1f} s)[/dim]"
+        )
+        if finished:
+            break
+    result = agent.last_result
+    assert result is not None
+    colour = "green" if result.ok else "red"
+    console.print(f"[{colour}]{result.status.value}[/{colour}]: {escape(result.feedback)}")
+    return result.model_dump(mode="json")
