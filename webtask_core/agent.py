@@ -15,6 +15,8 @@ rejected by the constructor and by ``do``/``set_task`` before any browser starts
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -22,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
-from webtask_core.errors import ActionError, ConfigError
+from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.resources import Resource, ResourceSet
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from webtask_core.browser import Browser, BrowserConfig, BrowserSession
 
 __all__ = ["Agent", "AgentResult", "StepOutcome"]
+
+logger = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 
@@ -71,7 +75,15 @@ class Agent:
         secrets: SecretsInput | None = None,
         allowed_domains: Sequence[str] | None = None,
         block_requests: bool = False,
+        step_retries: int = 2,
+        retry_delay_s: float = 0.5,
     ):
+        if isinstance(step_retries, bool) or not isinstance(step_retries, int) or step_retries < 0:
+            raise ConfigError("step_retries", f"must be an integer >= 0, got {step_retries!r}")
+        if not isinstance(retry_delay_s, int | float) or not 0 <= retry_delay_s <= 60:
+            raise ConfigError("retry_delay_s", f"must be between 0 and 60 seconds, got {retry_delay_s!r}")
+        self.step_retries = step_retries
+        self.retry_delay_s = float(retry_delay_s)
         if browser is not None and browser_config is not None:
             raise ConfigError("browser_config", "give either browser= or browser_config=, not both")
         self.allowed_domains = HostPatterns(allowed_domains)
@@ -105,6 +117,10 @@ class Agent:
         self.task_context: TaskContext | None = None
         self._visit_start_url = False
         self._finalised = False
+        # Where a relaunched browser resumes: cookies / local storage and URL after the last step.
+        self._storage_snapshot: dict[str, Any] | None = None
+        self._url_snapshot = ""
+        self.relaunches = 0
 
     # ---- browser lifecycle ----
 
@@ -138,17 +154,52 @@ class Agent:
 
     async def _ensure_session(self) -> "BrowserSession":
         if self._session is not None:
-            return self._session
+            if self._owns_session and not self._session.is_alive:
+                await self._relaunch()  # ours died (a crash, a killed process): start it again
+            return self._session  # type: ignore[return-value]
+        await self._open_session()
+        return self._session  # type: ignore[return-value]
+
+    async def _open_session(self, storage_state: dict[str, Any] | None = None) -> None:
         if self._browser is None:
             from webtask_core.browser import Browser, BrowserConfig
 
             self._browser = await Browser.launch(self._browser_config or BrowserConfig())
             self._owns_browser = True
         self._session = await self._browser.new_session(
-            allowed_domains=list(self.allowed_domains) or None, block_requests=self.block_requests
+            storage_state=storage_state,
+            allowed_domains=list(self.allowed_domains) or None,
+            block_requests=self.block_requests,
         )
         self._owns_session = True
-        return self._session
+
+    async def _relaunch(self) -> None:
+        """A fresh tab (and Chromium, when ours died) with the last step's cookies, at its URL."""
+        dead, self._session, self._owns_session = self._session, None, False
+        assert dead is not None
+        await dead.close()  # safe after a crash
+        if self._owns_browser and self._browser is not None and not self._browser.is_alive:
+            browser, self._browser, self._owns_browser = self._browser, None, False
+            await browser.close()  # removes what the dead Chromium left behind
+        await self._open_session(storage_state=self._storage_snapshot)
+        self.relaunches += 1
+        ctx = self.task_context
+        url = self._url_snapshot or (ctx.current_url if ctx is not None else "")
+        if url and url != "about:blank" and not self._visit_start_url:
+            try:
+                await self._session.navigate(url)  # type: ignore[union-attr]
+            except ActionError as error:  # the page is gone now: the model sees where the tab is
+                logger.warning("after relaunching the browser, %s could not be opened again: %s", url, error)
+
+    async def _snapshot(self, session: "BrowserSession") -> None:
+        """Remember cookies, local storage and the URL, so a relaunch can resume (our session only)."""
+        if not self._owns_session:
+            return
+        try:
+            self._storage_snapshot = await session.storage_state()
+            self._url_snapshot = session.url
+        except BrowserCrashedError as error:  # died right after the step: the next step relaunches
+            logger.warning("could not save the browser state after the step: %s", error)
 
     # ---- resources (agent-scoped; a task's own resources win on a name clash) ----
 
@@ -177,10 +228,25 @@ class Agent:
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
     ) -> AgentResult:
-        """Run a task to its end; with persist_context it continues the last task's conversation."""
+        """Run a task to its end; with persist_context it continues the last task's conversation.
+
+        A step that fails for an infrastructure reason (model overloaded, rate limited or timing
+        out; the browser crashed) is retried up to ``step_retries`` times with backoff, relaunching
+        a browser the agent owns; after that the TransientError is raised.
+        """
         self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema)
+        failures = 0
         while True:
-            outcome = await self.run_step()
+            try:
+                outcome = await self.run_step()
+            except TransientError as error:
+                failures += 1
+                if failures > self.step_retries:
+                    raise
+                logger.warning("step failed (%s); retry %d of %d", error, failures, self.step_retries)
+                await asyncio.sleep(self.retry_delay_s * 2 ** (failures - 1))
+                continue
+            failures = 0
             if outcome.finished:
                 assert self.last_result is not None
                 return self.last_result
@@ -226,6 +292,7 @@ class Agent:
                     raise ConfigError("start_url", f"cannot open {self.start_url!r}: {exc}") from exc
                 self._visit_start_url = False
             step = await self.worker.step(ctx)
+            await self._snapshot(session)
         else:
             step = ctx.steps[-1]
         if ctx.finished:

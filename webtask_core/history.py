@@ -25,6 +25,7 @@ __all__ = ["StuckThresholds", "ActionRecord", "ActionHistory", "page_key"]
 
 RECENT_ACTIONS_SHOWN = 8
 MESSAGE_CHARS_SHOWN = 200
+DESCRIBE_CHARS_SHOWN = 300
 
 
 class StuckThresholds(BaseModel):
@@ -56,7 +57,8 @@ class ActionRecord(BaseModel):
         return action_key(self.tool, self.params)
 
     def describe(self) -> str:
-        return f"{self.tool} {_params_text(self.params)}".rstrip()
+        # Clipped: a malformed call can carry megabytes, and the history is shown on every step.
+        return _clip(f"{_clip(self.tool, 80)} {_params_text(self.params)}".rstrip(), DESCRIBE_CHARS_SHOWN)
 
 
 def action_key(tool: str, params: Any) -> str:
@@ -188,7 +190,7 @@ class ActionHistory(BaseModel):
             lines.append("No actions yet.")
         error = self.last_error()
         if error is not None:
-            lines.append(f"Last error (step {error.step}, {error.tool}): {_clip(error.message)}")
+            lines.append(f"Last error (step {error.step}, {_clip(error.tool, 80)}): {_clip(error.message)}")
         lines.extend(extra_lines or [])
         lines.extend(self.warnings())
         return "\n".join(lines)

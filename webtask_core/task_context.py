@@ -243,7 +243,7 @@ class TaskContext:
         text = f"stopped after {self.max_steps} steps without completing the task"
         error = self.history.last_error()
         if error is not None:
-            text += f"; last error (step {error.step}, {error.tool}): {error.message}"
+            text += f"; last error (step {error.step}, {error.tool[:80]}): {error.message[:500]}"
         return text
 
     def to_session(

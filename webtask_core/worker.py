@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolResult
@@ -295,7 +296,9 @@ class Worker:
         content: list[Block] = list(reply.reasoning)
         if reply.text.strip():
             content.append(TextBlock(text=reply.text))
-        content.extend(reply.tool_calls)
+        # Ids, names and sizes the API accepts when the conversation is sent again (see conversation.py).
+        echoed = echoable_calls(reply.tool_calls)
+        content.extend(echoed)
         if not reply.tool_calls:
             if reply.text.strip():
                 note, error = self._notes["tool_call_required"], "the reply called no tool"
@@ -305,11 +308,11 @@ class Worker:
             return Message(role="assistant", content=content), [TextBlock(text=note)], error
         results: list[Block] = [
             ToolResult(
-                tool_call_id=outcome.call.id,
+                tool_call_id=call.id,
                 content=[TextBlock(text=outcome.message or ("done" if outcome.ok else "failed"))],
                 is_error=not outcome.ok,
             )
-            for outcome in outcomes
+            for call, outcome in zip(echoed, outcomes, strict=True)
         ]
         return Message(role="assistant", content=content), results, None
 

@@ -27,7 +27,10 @@ from webtask_core.tools.base import Tool, ToolContext
 from webtask_core.tools.browser_tools import BROWSER_TOOLS
 from webtask_core.tools.control import AbortTool, CompleteTool, OutputSpec, SetOutputTool
 
-__all__ = ["CallOutcome", "ToolRegistry"]
+__all__ = ["CallOutcome", "ToolRegistry", "MAX_RESULT_CHARS"]
+
+# A tool result longer than this is cut: an error can quote a malformed call's megabytes of input.
+MAX_RESULT_CHARS = 2000
 
 
 @dataclass
@@ -70,7 +73,7 @@ class ToolRegistry:
         tool = self._tools.get(call.name)
         if tool is None:
             raise ActionError(
-                f"unknown tool {call.name!r}; the tools are: {', '.join(self._tools)}"
+                f"unknown tool {_clipped(repr(call.name), 80)}; the tools are: {', '.join(self._tools)}"
             )
         if not isinstance(call.input, dict):
             raise ActionError(
@@ -124,14 +127,19 @@ class ToolRegistry:
             outcomes.append(
                 CallOutcome(call, ok=True, message=message or "done", url=url, duration_ms=_since(started))
             )
-        if not ctx.secrets:
-            return outcomes
         scrub = ctx.secrets.scrub
-        return [replace(outcome, message=scrub(outcome.message), url=scrub(outcome.url)) for outcome in outcomes]
+        return [
+            replace(outcome, message=_clipped(scrub(outcome.message), MAX_RESULT_CHARS), url=scrub(outcome.url))
+            for outcome in outcomes
+        ]
 
     @staticmethod
     def _skip(call: ToolCall, ctx: ToolContext, message: str) -> CallOutcome:
         return CallOutcome(call, ok=False, message=message, url=_url(ctx), skipped=True)
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _since(started: float) -> float:

@@ -167,7 +167,7 @@ async def test_an_error_leaving_a_step_never_shows_the_secret(browser, site):
     script = ReplayPolicy([ToolUse("fill", {"element_id": "input-0", "text": PLACEHOLDER})])
     async with fake_model(script) as (_, llm):
         async with Agent(EchoingModel(llm, SECRET), browser=browser, secrets={"pw": SECRET},
-                         start_url=site.url("/form")) as agent:
+                         start_url=site.url("/form"), step_retries=0) as agent:
             with pytest.raises(ModelTransientError) as caught:
                 await agent.do("Fill the form.", max_steps=3)
     error = caught.value
