@@ -45,6 +45,8 @@ def prepare_environment() -> dict[str, str]:
     chosen.setdefault("PREFECT_LOGGING_LEVEL", os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"))
     for name, value in chosen.items():
         os.environ[name] = value
+    # SQLite cannot create its database file in a folder that does not exist yet.
+    Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser().mkdir(parents=True, exist_ok=True)
     return chosen
 
 
@@ -156,9 +158,11 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
         manifest = write_demo_manifest(workdir, options.listings)
         rows = [json.loads(line) for line in manifest.read_text().splitlines()]
         titles = {row["sku"]: row["title"] for row in rows}
-        console.print(f"[bold]Manifest[/bold]: {manifest} ({len(rows)} listings, photos in {workdir / 'photos'})")
+        console.print(f"[bold]Manifest[/bold]: {manifest} ({len(rows)} listings, photos in {workdir / 'photos'})",
+                      soft_wrap=True)
         async with Marketplace(users={DEMO_USER: DEMO_PASSWORD}) as shop:
-            console.print(f"[bold]Marketplace[/bold]: {shop.url('/listings')} (log in as {DEMO_USER} / {DEMO_PASSWORD})")
+            console.print(f"[bold]Marketplace[/bold]: {shop.url('/listings')} (log in as {DEMO_USER} / {DEMO_PASSWORD})",
+                          soft_wrap=True)
             fake = None if use_claude else FakeAnthropicServer(MarketplaceListingPolicy(), latency_s=options.latency_s)
             if fake is not None:
                 fake.start()
@@ -215,10 +219,13 @@ def _where_to_look(console: Any, shop: Any, state: Any) -> None:
 
     colour = "green" if state.is_completed() else "red"
     console.print(f"[{colour}]batch-listing-upload: {state.name}[/{colour}] — {state.message}")
+    # soft_wrap: URLs and the command stay on one line, so they can be copied.
     console.print(f"Listings page: {shop.url('/listings')} (log in as {DEMO_USER} / {DEMO_PASSWORD}; "
-                  "the marketplace stops when the demo ends unless you pass --keep-open)")
+                  "the marketplace stops when the demo ends unless you pass --keep-open)", soft_wrap=True)
     if PREFECT_API_URL.value():
-        console.print(f"Prefect UI: the runs are on {PREFECT_API_URL.value()}")
+        console.print(f"Prefect UI: the runs are on {PREFECT_API_URL.value()}", soft_wrap=True)
     else:
-        console.print(f"Prefect UI: run [bold]PREFECT_HOME={PREFECT_HOME.value()} prefect server start[/bold] "
-                      "and open http://127.0.0.1:4200 to see the batch, each listing's run and their artifacts")
+        console.print("Prefect UI: run", soft_wrap=True)
+        console.print(f"  [bold]PREFECT_HOME={PREFECT_HOME.value()} prefect server start[/bold]", soft_wrap=True)
+        console.print("and open http://127.0.0.1:4200 to see the batch, each listing's run and their artifacts",
+                      soft_wrap=True)

@@ -1,0 +1,183 @@
+"""Batch throughput: listings per minute at max_concurrency 1, 2 and 4, through the real flow.
+
+The demo marketplace, the scripted offline model answering every call after a fixed delay
+(``--latency``, 0.5 s like a fast real model), and ``batch-listing-upload`` on Prefect's embedded
+server. Each concurrency level gets a fresh ledger and an empty marketplace, so every listing runs.
+Memory is sampled while the batch runs: the PSS of this process plus every Chromium process it
+started; "per concurrent listing" is the growth of the peak from 1 to the highest concurrency,
+divided by the extra listings in flight.
+
+    .venv/bin/python benchmarks/batch_throughput.py            # 4 listings per level (1-2 minutes)
+    .venv/bin/python benchmarks/batch_throughput.py --full     # the 20 listings of the target
+
+Ends with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+# 20 listings at three levels take several minutes on 2 cores: 4 by default, --full for 20.
+DEFAULT_LISTINGS, FULL_LISTINGS = 4, 20
+
+
+def _private_prefect() -> None:
+    """A throwaway Prefect home and the embedded server; set before Prefect is imported."""
+    if not os.environ.get("PREFECT_API_URL"):
+        os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="webtask-bench-prefect-")
+        os.environ["PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"] = "true"
+        os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "120"
+    os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
+
+
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: shared pages split between the processes sharing them, so the
+    Chromium processes of one browser add up to what they really use (RSS would count the shared
+    libraries once per process)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return 0
+
+
+def _descendants(root: int) -> list[tuple[int, str]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            try:
+                with open(f"/proc/{child}/comm") as comm:
+                    found.append((child, comm.read().strip()))
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            stack.append(child)
+    return found
+
+
+class MemorySampler:
+    """Peak memory (PSS, MiB) of this process plus its Chromium processes, sampled in a thread."""
+
+    def __init__(self, interval_s: float = 0.25):
+        self.interval_s = interval_s
+        self.peak_mib = 0.0
+        self.peak_chromium = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        me = os.getpid()
+        while not self._stop.is_set():
+            chromium = [pid for pid, name in _descendants(me) if "chrom" in name.lower()]
+            total_kb = _pss_kb(me) + sum(_pss_kb(pid) for pid in chromium)
+            self.peak_mib = max(self.peak_mib, total_kb / 1024)
+            browsers = sum(1 for pid in chromium if _is_browser_process(pid))
+            self.peak_chromium = max(self.peak_chromium, browsers)
+            self._stop.wait(self.interval_s)
+
+    def __enter__(self) -> "MemorySampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _is_browser_process(pid: int) -> bool:
+    """A browser's main process: Playwright talks to it over a pipe; its helpers (zygotes,
+    renderers, GPU and utility processes) carry a --type= flag."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            arguments = file.read().split(b"\0")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return b"--remote-debugging-pipe" in arguments and not any(a.startswith(b"--type=") for a in arguments)
+
+
+async def _run_level(concurrency: int, count: int, shop: object, manifest: Path, workdir: Path) -> dict:
+    from flows.batch import batch_listing_upload, batch_results
+
+    shop.reset()  # type: ignore[attr-defined]
+    with MemorySampler() as memory:
+        started = time.perf_counter()
+        state = await batch_listing_upload(
+            manifest=str(manifest), site_url=shop.url("/listings"), username="demo",  # type: ignore[attr-defined]
+            password_secret="webtask-bench-shop-password", max_concurrency=concurrency,
+            ledger=str(workdir / f"ledger-{concurrency}"), return_state=True,
+        )
+        seconds = time.perf_counter() - started
+    results = await batch_results(state)
+    completed = sum(1 for r in results if r.status == "completed")
+    steps = sum(r.steps for r in results)
+    return {
+        "concurrency": concurrency, "listings": count, "completed": completed, "seconds": round(seconds, 2),
+        "listings_per_minute": round(60.0 * completed / seconds, 2), "steps": steps,
+        "peak_pss_mib": round(memory.peak_mib, 1), "peak_browsers": memory.peak_chromium,
+    }
+
+
+async def main(count: int, levels: list[int], latency_s: float) -> dict:
+    from prefect.blocks.system import Secret
+
+    from flows.demo import write_demo_manifest
+    from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
+    from webtask_core.testing.marketplace import Marketplace
+
+    workdir = Path(tempfile.mkdtemp(prefix="webtask-bench-"))
+    manifest = write_demo_manifest(workdir, count)
+    await Secret(value="demo-pass").asave("webtask-bench-shop-password", overwrite=True)  # starts Prefect
+    async with Marketplace(users={"demo": "demo-pass"}) as shop, \
+            FakeAnthropicServer(MarketplaceListingPolicy(), latency_s=latency_s) as model:
+        os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = model.base_url, "bench"
+        rows = []
+        for concurrency in levels:
+            row = await _run_level(concurrency, count, shop, manifest, workdir)
+            rows.append(row)
+            print(f"max_concurrency={concurrency}: {row['completed']}/{count} listings in {row['seconds']} s "
+                  f"= {row['listings_per_minute']} listings/min ({row['steps']} steps); peak memory "
+                  f"{row['peak_pss_mib']} MiB (PSS) with {row['peak_browsers']} Chromium browser process(es)",
+                  flush=True)
+    first, last = rows[0], rows[-1]
+    speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
+    extra = last["concurrency"] - first["concurrency"]
+    per_listing = round((last["peak_pss_mib"] - first["peak_pss_mib"]) / extra, 1) if extra else None
+    print(f"speed-up {first['concurrency']} -> {last['concurrency']}: {speedup}x (target >= 2.5x); "
+          f"memory per extra concurrent listing: {per_listing} MiB "
+          f"(base at concurrency {first['concurrency']}: {first['peak_pss_mib']} MiB)")
+    return {"benchmark": "batch_throughput", "model_latency_s": latency_s, "levels": rows,
+            "speedup": speedup, "target_speedup": 2.5, "mib_per_concurrent_listing": per_listing}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--listings", type=int, default=DEFAULT_LISTINGS)
+    parser.add_argument("--full", action="store_true", help=f"{FULL_LISTINGS} listings per level")
+    parser.add_argument("--levels", default="1,2,4", help="max_concurrency values, comma-separated")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds the scripted model takes per call")
+    args = parser.parse_args()
+    _private_prefect()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    outcome = asyncio.run(main(FULL_LISTINGS if args.full else args.listings,
+                               [int(v) for v in args.levels.split(",")], args.latency))
+    print(json.dumps(outcome))

@@ -1,0 +1,36 @@
+"""`webtask demo`, as a new user runs it: no API key, no Prefect server, a fresh home folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.slow
+def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path):
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("PREFECT_", "ANTHROPIC_"))}
+    env["HOME"] = str(tmp_path)  # the demo keeps Prefect's database under ~/.webtask/demo/prefect
+    webtask = Path(sys.executable).with_name("webtask")
+    done = subprocess.run([str(webtask), "demo", "--listings", "3"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert outcome["status"] == "completed"
+    assert [(l["sku"], l["status"]) for l in outcome["listings"]] == [
+        ("DEMO-001", "completed"), ("DEMO-002", "completed"), ("DEMO-003", "completed")]
+    listed = {item["sku"]: item for item in outcome["marketplace"]}  # read from the site before it stopped
+    assert sorted(listed) == ["DEMO-001", "DEMO-002", "DEMO-003"]
+    assert [listed[sku]["photos"] for sku in sorted(listed)] == [2, 1, 2]  # as the manifest has them
+    assert {l["listing_url"] for l in outcome["listings"]} == {item["url"] for item in listed.values()}
+
+    prefect_home = tmp_path / ".webtask" / "demo" / "prefect"
+    assert (prefect_home / "prefect.db").is_file()  # `prefect server start` with this home shows the runs
+    assert f"PREFECT_HOME={prefect_home} prefect server start" in done.stderr
+    assert "Listings page: http://127.0.0.1:" in done.stderr
