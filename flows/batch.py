@@ -27,7 +27,7 @@ from webtask_core.errors import ConfigError
 from webtask_core.listings import ListingRecord
 
 from flows.batch_artifacts import BatchProgress, publish_summary, summary_line
-from flows.batch_ledger import ListingLedger, open_ledger
+from flows.batch_ledger import LedgerRecordError, ListingLedger, open_ledger
 from flows.batch_models import ListingResult
 from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
 from flows.manifest import BatchInput, load_batch_input
@@ -123,7 +123,11 @@ async def batch_listing_upload(
 
     pending = []
     for job in jobs:
-        done = await book.lookup(job.listing)
+        try:
+            done = await book.lookup(job.listing)
+        except LedgerRecordError as exc:  # costs a rerun; the task's SKU check prevents a duplicate
+            logger.warning("Running %s again: %s", job.sku, exc)
+            done = None
         if done is not None:
             await settle(done)
         else:
@@ -145,7 +149,7 @@ async def batch_listing_upload(
 
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
     await publish_summary(batch.artifact_key, ordered, source=batch.source)
-    return _final_state(ordered, total)
+    return _final_state(ordered, total, invalid=len(batch.problems))
 
 
 def _check_parameters(site_url: str, max_concurrency: int, fan_out: str) -> None:
@@ -182,9 +186,10 @@ def _invalid_results(batch: BatchInput) -> list[ListingResult]:
     ]
 
 
-def _final_state(ordered: list[ListingResult], total: int) -> Any:
+def _final_state(ordered: list[ListingResult], total: int, *, invalid: int) -> Any:
+    skipped_rows = f"; {invalid} invalid manifest row(s) skipped" if invalid else ""
     failed = [result.sku for result in ordered if result.failed]
     if failed:
-        message = f"{len(failed)} of {total} listing(s) failed: {', '.join(failed)}"
+        message = f"{len(failed)} of {total} listing(s) failed: {', '.join(failed)}{skipped_rows}"
         return Failed(message=message, data=BatchFailed(message, ordered))
-    return Completed(message=summary_line(ordered[:total], total), data=ordered)
+    return Completed(message=summary_line(ordered[:total], total) + skipped_rows, data=ordered)

@@ -28,12 +28,19 @@ from pydantic import ValidationError
 
 from webtask_core.errors import ConfigError
 from webtask_core.listings import ListingRecord
-from webtask_core.storage import default_session_folder, is_s3_uri, parse_s3_uri
+from webtask_core.storage import default_session_folder, is_s3_uri
 
 from .batch_models import ListingResult
 from .settings import WebtaskSettings
 
-__all__ = ["ListingLedger", "open_ledger", "site_namespace", "default_ledger_location", "LEDGER_ENV"]
+__all__ = [
+    "ListingLedger",
+    "LedgerRecordError",
+    "open_ledger",
+    "site_namespace",
+    "default_ledger_location",
+    "LEDGER_ENV",
+]
 
 LEDGER_ENV = "WEBTASK_LEDGER"
 _BLOCK_PREFIX = "block:"
@@ -51,6 +58,10 @@ def site_namespace(site_url: str, username: str) -> str:
     return f"{host}-{digest}"
 
 
+class LedgerRecordError(ValueError):
+    """A record in the ledger is not a listing result (written by something else, or damaged)."""
+
+
 class ListingLedger:
     """Completed listings of one site and account. Use :func:`open_ledger`."""
 
@@ -66,7 +77,11 @@ class ListingLedger:
         return f"{self.namespace}/{listing.sku}-{listing.content_hash()}.json"
 
     async def lookup(self, listing: ListingRecord) -> ListingResult | None:
-        """The stored result of this exact listing (same SKU and content), marked ``skipped``."""
+        """The stored result of this exact listing (same SKU and content), marked ``skipped``.
+
+        A record too damaged to read counts as absent (``aexists`` is False for it); one that reads
+        but is not a listing result raises :class:`LedgerRecordError`, so the caller can say so.
+        """
         key = self.key(listing)
         if not await self.store.aexists(key):
             return None
@@ -74,8 +89,7 @@ class ListingLedger:
         try:
             stored = ListingResult.model_validate(record.result)
         except ValidationError as exc:
-            # An unreadable record only costs a rerun: the task's SKU check prevents a duplicate.
-            raise ConfigError("ledger", f"record {key} in {self.location} is not a listing result: {exc}") from exc
+            raise LedgerRecordError(f"record {key} in {self.location} is not a listing result: {exc}") from exc
         return stored.model_copy(update={"skipped": True})
 
     async def record(self, listing: ListingRecord, result: ListingResult) -> None:
@@ -103,7 +117,9 @@ async def _s3_bucket_block(uri: str) -> Any:
     from prefect_aws.client_parameters import AwsClientParameters
     from prefect_aws.s3 import S3Bucket
 
-    location = parse_s3_uri(uri if uri.count("/") > 2 else uri.rstrip("/") + "/ledger")
+    bucket, _, prefix = uri[len("s3://"):].partition("/")
+    if not bucket:
+        raise ConfigError("ledger", f"{uri!r} must look like s3://bucket or s3://bucket/prefix")
     settings = WebtaskSettings.from_env()
     if settings.aws_credentials_block:
         credentials = await AwsCredentials.aload(settings.aws_credentials_block)
@@ -113,7 +129,7 @@ async def _s3_bucket_block(uri: str) -> Any:
         params = credentials.aws_client_parameters.model_dump()
         params["endpoint_url"] = settings.s3_endpoint_url
         credentials = credentials.model_copy(update={"aws_client_parameters": AwsClientParameters(**params)})
-    return S3Bucket(bucket_name=location.bucket, bucket_folder=location.key.strip("/"), credentials=credentials)
+    return S3Bucket(bucket_name=bucket, bucket_folder=prefix.strip("/"), credentials=credentials)
 
 
 async def _storage_for(location: str) -> Any:

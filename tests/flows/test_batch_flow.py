@@ -62,6 +62,7 @@ def params(shop: Any, tmp_path: Path, **extra: Any) -> dict[str, Any]:
             "password_secret": "webtask-test-shop-password", "ledger": str(tmp_path / "ledger"), **extra}
 
 
+@pytest.mark.slow
 async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, monkeypatch, s3_endpoint,
                                                  s3_client, s3_bucket, tmp_path):
     rows = manifest_rows(5)
@@ -74,7 +75,7 @@ async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, mo
     manifest = f"s3://{s3_bucket}/nightly/manifest.jsonl"
 
     async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
-        state = await batch_listing_upload(manifest=manifest, max_concurrency=2,
+        state = await batch_listing_upload(manifest=manifest, max_concurrency=3,
                                            **params(shop, tmp_path), return_state=True)
         first_requests = requests_per_sku(server.requests)
 
@@ -114,6 +115,7 @@ async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, mo
         assert first_requests.keys() == {row["sku"] for row in rows}
 
 
+@pytest.mark.slow
 async def test_one_aborted_listing_fails_the_batch_by_name_and_the_others_finish(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     rows = manifest_rows(3, prefix="AB")
@@ -154,6 +156,9 @@ async def test_invalid_rows_are_reported_together_and_nothing_touches_the_site(
         assert server.requests == [] and shop.request_log == []
 
         # skip_invalid runs the valid row and reports the other two.
-        results = await batch_listing_upload(manifest=str(manifest), skip_invalid=True, **params(shop, tmp_path))
+        state = await batch_listing_upload(manifest=str(manifest), skip_invalid=True, **params(shop, tmp_path),
+                                           return_state=True)
+    assert state.is_completed() and state.message == "1/1 done: 1 completed; 2 invalid manifest row(s) skipped"
+    results = await batch_results(state)
     assert [(r.sku, r.status) for r in results] == [("BAD-2", "completed"), ("row-1", "invalid"), ("row-3", "invalid")]
     assert len(shop.listing_by_sku("BAD-2")) == 1

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from flows.batch_ledger import open_ledger, site_namespace
+from flows.batch_ledger import LedgerRecordError, open_ledger, site_namespace
 from flows.batch_models import ListingResult
 from webtask_core.errors import ConfigError
 from webtask_core.listings import ListingRecord
@@ -70,3 +70,13 @@ async def test_a_ledger_path_that_is_a_file_is_refused(tmp_path: Path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(ConfigError, match="is not a folder"):
         await open_ledger(str(tmp_path / "file"), site_url="http://shop", username="demo")
+
+
+async def test_a_record_that_is_not_a_listing_result_is_reported(tmp_path: Path):
+    ledger = await open_ledger(str(tmp_path), site_url="http://shop.example", username="demo")
+    await ledger.store.awrite({"something": "else"}, key=ledger.key(LISTING))
+    with pytest.raises(LedgerRecordError, match="is not a listing result"):
+        await ledger.lookup(LISTING)
+    # A damaged file (a crash in the middle of a write) simply counts as not done.
+    (tmp_path / ledger.key(LISTING)).write_text('{"result": ')
+    assert await ledger.lookup(LISTING) is None
