@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
-from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, TransientError
+from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.resources import Resource, ResourceSet
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "AgentResult", "StepOutcome"]
 
 logger = logging.getLogger(__name__)
+
+_SNAPSHOT_TIMEOUT_S = 3.0
 
 PathLike = str | os.PathLike[str]
 
@@ -121,6 +123,8 @@ class Agent:
         self._storage_snapshot: dict[str, Any] | None = None
         self._url_snapshot = ""
         self.relaunches = 0
+        self._fresh_tab_needed = False  # the page failed (stuck, crashed): retry in a new tab
+        self._resume_blank = False  # ... on a blank page, when the last URL itself keeps failing
 
     # ---- browser lifecycle ----
 
@@ -154,8 +158,8 @@ class Agent:
 
     async def _ensure_session(self) -> "BrowserSession":
         if self._session is not None:
-            if self._owns_session and not self._session.is_alive:
-                await self._relaunch()  # ours died (a crash, a killed process): start it again
+            if self._owns_session and (self._fresh_tab_needed or not self._session.is_alive):
+                await self._relaunch()  # ours died or got stuck (a crash, a killed process): start again
             return self._session  # type: ignore[return-value]
         await self._open_session()
         return self._session  # type: ignore[return-value]
@@ -185,7 +189,10 @@ class Agent:
         self.relaunches += 1
         ctx = self.task_context
         url = self._url_snapshot or (ctx.current_url if ctx is not None else "")
-        if url and url != "about:blank" and not self._visit_start_url:
+        resume_blank, self._resume_blank, self._fresh_tab_needed = self._resume_blank, False, False
+        if resume_blank:
+            logger.warning("the page kept failing; the retried step starts on a blank page")
+        elif url and url != "about:blank" and not self._visit_start_url:
             try:
                 await self._session.navigate(url)  # type: ignore[union-attr]
             except ActionError as error:  # the page is gone now: the model sees where the tab is
@@ -196,10 +203,11 @@ class Agent:
         if not self._owns_session:
             return
         try:
-            self._storage_snapshot = await session.storage_state()
+            # Bounded: reading local storage waits on the page, which may be stuck in a script.
+            self._storage_snapshot = await asyncio.wait_for(session.storage_state(), timeout=_SNAPSHOT_TIMEOUT_S)
             self._url_snapshot = session.url
-        except BrowserCrashedError as error:  # died right after the step: the next step relaunches
-            logger.warning("could not save the browser state after the step: %s", error)
+        except (BrowserCrashedError, TimeoutError) as error:  # the next step relaunches if it must
+            logger.warning("could not save the browser state after the step: %s", error or "timed out")
 
     # ---- resources (agent-scoped; a task's own resources win on a name clash) ----
 
@@ -244,6 +252,11 @@ class Agent:
                 if failures > self.step_retries:
                     raise
                 logger.warning("step failed (%s); retry %d of %d", error, failures, self.step_retries)
+                if not isinstance(error, ModelTransientError):
+                    # The page or the browser failed, not the model: retry in a fresh tab, at the last
+                    # good URL first, then on a blank page (the URL itself may be what keeps failing).
+                    self._fresh_tab_needed = True
+                    self._resume_blank = failures > 1
                 await asyncio.sleep(self.retry_delay_s * 2 ** (failures - 1))
                 continue
             failures = 0

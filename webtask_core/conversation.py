@@ -23,9 +23,10 @@ MAX_ECHOED_STRING = 2000  # characters of one string value in an echoed tool inp
 INVALID_TOOL_NAME = "invalid_tool_name"
 
 
-def echoable_calls(calls: list[ToolCall]) -> list[ToolCall]:
-    """The calls, in order, each with a unique valid id, a valid name and bounded input."""
-    seen: set[str] = set()
+def echoable_calls(calls: list[ToolCall], *, used: set[str] | None = None) -> list[ToolCall]:
+    """The calls, in order, each with a valid id unique in the conversation (``used``: the ids of its
+    earlier tool calls), a valid name and bounded input."""
+    seen: set[str] = set(used or ())
     echoed: list[ToolCall] = []
     for call in calls:
         call_id = call.id if isinstance(call.id, str) and _TOOL_ID.match(call.id) and call.id not in seen else None

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
-from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolResult
+from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult
 from webtask_core.prompt_set import PromptSet
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
@@ -184,7 +184,8 @@ class Worker:
             stop = history.hard_stop_reason()
             if stop is not None:
                 state.status, state.feedback = WorkerStatus.aborted, stop
-        assistant, next_user_blocks, error = self._reply_messages(reply, outcomes)
+        used_ids = {block.id for message in ctx.pairs for block in message.content if isinstance(block, ToolCall)}
+        assistant, next_user_blocks, error = self._reply_messages(reply, outcomes, used_ids)
         step = Step(
             index=index,
             url=observation.url,
@@ -289,7 +290,7 @@ class Worker:
         return asyncio.ensure_future(asyncio.to_thread(_thumbnail, shot, self.options.thumbnail_width))
 
     def _reply_messages(
-        self, reply: ModelReply, outcomes: list[CallOutcome]
+        self, reply: ModelReply, outcomes: list[CallOutcome], used_ids: set[str]
     ) -> tuple[Message, list[Block], str | None]:
         """The assistant message to keep, the next user message's leading blocks, a step error."""
         # Reasoning (e.g. signed thinking) goes first and unmodified, as thinking models require.
@@ -297,7 +298,7 @@ class Worker:
         if reply.text.strip():
             content.append(TextBlock(text=reply.text))
         # Ids, names and sizes the API accepts when the conversation is sent again (see conversation.py).
-        echoed = echoable_calls(reply.tool_calls)
+        echoed = echoable_calls(reply.tool_calls, used=used_ids)
         content.extend(echoed)
         if not reply.tool_calls:
             if reply.text.strip():

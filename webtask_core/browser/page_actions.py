@@ -20,7 +20,7 @@ from webtask_core.browser.scripts import MARK_ATTRIBUTE
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError
 
-__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for"]
+__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for", "stop_loading"]
 
 _PAGE_SCROLL = """(dy) => {
   const s = document.scrollingElement || document.documentElement;
@@ -42,6 +42,11 @@ async def goto(page: Page, tabs: TabSet, url: str, timeout_s: float) -> str:
     navigations = tabs.navigations(page)
     try:
         response = await page.goto(url, wait_until="domcontentloaded", timeout=timeout_s * 1000)
+    except PlaywrightTimeoutError:
+        # The navigation goes on after the timeout, and until it ends every script evaluation in
+        # the tab waits for it (the next observation would hang): stop it, as the Stop button does.
+        await stop_loading(page)
+        raise
     except PlaywrightError as error:
         if "net::ERR_" in error.message and "ERR_ABORTED" not in error.message:
             # Chromium commits its error page a moment after goto fails; wait for it, so the history
@@ -50,6 +55,19 @@ async def goto(page: Page, tabs: TabSet, url: str, timeout_s: float) -> str:
         raise
     status = f" (HTTP {response.status})" if response is not None and response.status >= 400 else ""
     return f"navigated to {page.url}{status}"
+
+
+async def stop_loading(page: Page) -> None:
+    """Stop whatever the tab is loading (Chromium's Page.stopLoading); a closed tab has nothing to stop."""
+    try:
+        cdp = await page.context.new_cdp_session(page)
+        try:
+            await cdp.send("Page.stopLoading")
+        finally:
+            await cdp.detach()
+    except PlaywrightError as error:
+        if not (is_closed_error(error) or page.is_closed()):
+            raise
 
 
 async def go_back(page: Page, tabs: TabSet, timeout_s: float) -> str:

@@ -1,0 +1,66 @@
+"""What a test leaves running: Chromium processes below this process, browser temp folders (Linux /proc)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+from pathlib import Path
+
+__all__ = ["chromium_processes", "kill_processes", "browser_temp_folders"]
+
+
+def _children() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue  # it ended while we looked
+        if fields[0] != "Z":  # a zombie is not running
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def _program(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return file.read().split(b"\0", 1)[0].decode(errors="replace").rsplit("/", 1)[-1].lower()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
+def chromium_processes(*, main_only: bool = False) -> set[int]:
+    """Running Chromium processes started (directly or not) by this process; with ``main_only``
+    just the browser processes, not their renderers and helpers."""
+    children = _children()
+    found: set[int] = set()
+    stack = [(os.getpid(), False)]
+    while stack:
+        pid, under_chromium = stack.pop()
+        for child in children.get(pid, []):
+            is_chromium = "chrom" in _program(child)
+            if is_chromium and not (main_only and under_chromium):
+                found.add(child)
+            stack.append((child, under_chromium or is_chromium))
+    return found
+
+
+def kill_processes(pids: set[int]) -> int:
+    """SIGKILL these processes (as a crash would); how many were still there to kill."""
+    killed = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            continue  # already gone
+    return killed
+
+
+def browser_temp_folders() -> set[Path]:
+    """The per-Browser temporary folders that exist now (``webtask-browser-*`` in the temp dir)."""
+    return set(Path(tempfile.gettempdir()).glob("webtask-browser-*"))
