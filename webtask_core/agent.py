@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
-from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
+from webtask_core.errors import ActionError, ConfigError, ModelTransientError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.resources import Resource, ResourceSet
@@ -206,7 +206,7 @@ class Agent:
             # Bounded: reading local storage waits on the page, which may be stuck in a script.
             self._storage_snapshot = await asyncio.wait_for(session.storage_state(), timeout=_SNAPSHOT_TIMEOUT_S)
             self._url_snapshot = session.url
-        except (BrowserCrashedError, TimeoutError) as error:  # the next step relaunches if it must
+        except (TransientError, TimeoutError) as error:  # the next step relaunches if it must
             logger.warning("could not save the browser state after the step: %s", error or "timed out")
 
     # ---- resources (agent-scoped; a task's own resources win on a name clash) ----

@@ -358,8 +358,12 @@ class BrowserSession:
     async def storage_state(self) -> dict[str, Any]:
         """Cookies and local storage of every origin, as Playwright's storage_state dict."""
         self._require_alive()
+        # Reading local storage waits on the tabs; one stuck in a script would make it wait forever.
+        limit = self._config.action_timeout_s * 2 + _GRACE_S
         try:
-            return dict(await self._context.storage_state())
+            return dict(await asyncio.wait_for(self._context.storage_state(), timeout=limit))
+        except TimeoutError as error:
+            raise TransientError(f"reading the storage state: a page did not respond within {limit:g} s") from error
         except PlaywrightError as error:
             self._require_alive()
             raise BrowserCrashedError(f"reading the storage state: {first_line(error)}") from error

@@ -91,6 +91,19 @@ def _check_model(model: object) -> str:
     return model
 
 
+def _env_number(name: str, default: float, *, integer: bool = False) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be a {'whole ' if integer else ''}number, got {raw!r}") from None
+    if value < 0 or (not integer and value == 0):
+        raise ConfigError(name, f"must be {'>= 0' if integer else '> 0'}, got {raw!r}")
+    return value
+
+
 def _tool_use_param(tool_id: str, name: str, tool_input: Any) -> dict[str, Any]:
     # The API only accepts an object as tool input; a malformed one is sent back wrapped, not dropped,
     # so the model still sees what it sent.
@@ -247,15 +260,20 @@ class AnthropicLLM:
         base_url: str | None = None,
         max_tokens: int = 4096,
         temperature: float | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 2,
+        timeout_s: float | None = None,
+        max_retries: int | None = None,
         extra_body: Mapping[str, Any] | None = None,
         client: anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | None = None,
     ):
         self.model = _check_model(model)
+        # Unset: WEBTASK_MODEL_TIMEOUT_S / WEBTASK_MODEL_MAX_RETRIES, so deployments can tune them.
+        if timeout_s is None:
+            timeout_s = _env_number("WEBTASK_MODEL_TIMEOUT_S", 60.0)
+        if max_retries is None:
+            max_retries = int(_env_number("WEBTASK_MODEL_MAX_RETRIES", 2, integer=True))
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise ConfigError("max_tokens", f"expected a positive integer, got {max_tokens!r}")
-        if not timeout_s > 0:
+        if not isinstance(timeout_s, int | float) or not timeout_s > 0:
             raise ConfigError("timeout_s", f"expected a positive number of seconds, got {timeout_s!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ConfigError("max_retries", f"expected an integer >= 0, got {max_retries!r}")

@@ -167,3 +167,18 @@ async def test_the_cli_reads_secrets_from_the_environment(monkeypatch, tmp_path:
     assert result.exit_code == 0, result.output
     assert "tok-9f8e7d6c" not in result.output and "tok-9f8e7d6c" not in requests
     assert "{{secret:token}}" in requests
+
+
+def test_model_timeout_and_retries_come_from_the_environment_when_not_given(monkeypatch):
+    monkeypatch.setenv("WEBTASK_MODEL_TIMEOUT_S", "7.5")
+    monkeypatch.setenv("WEBTASK_MODEL_MAX_RETRIES", "0")
+    llm = AnthropicLLM(base_url="http://127.0.0.1:9", api_key="test")
+    assert (llm.timeout_s, llm.max_retries) == (7.5, 0)
+    assert AnthropicLLM(base_url="http://127.0.0.1:9", api_key="test", timeout_s=3, max_retries=1).timeout_s == 3
+    for name, value in [("WEBTASK_MODEL_TIMEOUT_S", "soon"), ("WEBTASK_MODEL_TIMEOUT_S", "0"),
+                        ("WEBTASK_MODEL_MAX_RETRIES", "1.5"), ("WEBTASK_MODEL_MAX_RETRIES", "-1")]:
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ConfigError) as caught:
+            AnthropicLLM(base_url="http://127.0.0.1:9", api_key="test")
+        assert caught.value.parameter == name
+        monkeypatch.delenv(name)
