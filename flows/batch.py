@@ -34,6 +34,8 @@ from flows.manifest import BatchInput, load_batch_input
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
 
+_PARALLEL_LOOKUPS = 16  # ledger reads in flight at once (S3 GETs)
+
 
 class BatchFailed(Exception):
     """Some listings did not complete; ``.results`` holds every listing's result."""
@@ -118,22 +120,17 @@ async def batch_listing_upload(
         results[result.sku] = result
         finished.append(result)
         await progress.update(finished)
-        logger.info("%s: %s (%s)", result.sku, "already done" if result.skipped else result.status,
-                    summary_line(finished, total))
+        logger.info("%s: %s (%s)", result.sku, result.status, summary_line(finished, total))
 
-    pending = []
-    for job in jobs:
-        try:
-            done = await book.lookup(job.listing)
-        except LedgerRecordError as exc:  # costs a rerun; the task's SKU check prevents a duplicate
-            logger.warning("Running %s again: %s", job.sku, exc)
-            done = None
-        if done is not None:
-            await settle(done)
-        else:
-            pending.append(job)
+    done = await _look_up_all(book, jobs)
+    for result in done.values():
+        results[result.sku] = result
+        finished.append(result)
+    if done:
+        await progress.update(finished)
+    pending = [job for job in jobs if job.sku not in done]
     logger.info("Batch %s: %d listing(s), %d already done, %d to run (at most %d at a time%s)",
-                batch.source, total, total - len(pending), len(pending), max_concurrency,
+                batch.source, total, len(done), len(pending), max_concurrency,
                 ", as deployment runs" if fan_out == "deployments" else "")
 
     gate = asyncio.Semaphore(max_concurrency)
@@ -167,6 +164,22 @@ def _current_attempt_id() -> str:
     if context is None or context.flow_run is None:
         raise ConfigError("batch_id", "not given and not called inside a flow run")
     return f"{context.flow_run.id}-{context.flow_run.run_count}"
+
+
+async def _look_up_all(book: ListingLedger, jobs: list[ListingJob]) -> dict[str, ListingResult]:
+    """SKU -> stored result of every listing the ledger already holds (a few lookups at a time)."""
+    gate = asyncio.Semaphore(_PARALLEL_LOOKUPS)
+
+    async def look_up(job: ListingJob) -> ListingResult | None:
+        async with gate:
+            try:
+                return await book.lookup(job.listing)
+            except LedgerRecordError as exc:  # costs a rerun; the task's SKU check prevents a duplicate
+                get_run_logger().warning("Running %s again: %s", job.sku, exc)
+                return None
+
+    found = await asyncio.gather(*(look_up(job) for job in jobs))
+    return {job.sku: result for job, result in zip(jobs, found) if result is not None}
 
 
 async def _remember(book: ListingLedger, job: ListingJob, result: ListingResult) -> None:
