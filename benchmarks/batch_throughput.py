@@ -53,28 +53,6 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def _descendants(root: int) -> list[tuple[int, str]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, stack = [], [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            try:
-                with open(f"/proc/{child}/comm") as comm:
-                    found.append((child, comm.read().strip()))
-            except (FileNotFoundError, ProcessLookupError):
-                continue
-            stack.append(child)
-    return found
-
-
 class MemorySampler:
     """Peak memory (PSS, MiB) of this process plus its Chromium processes, sampled in a thread."""
 
@@ -86,13 +64,13 @@ class MemorySampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        from webtask_core.testing.processes import chromium_processes
+
         me = os.getpid()
         while not self._stop.is_set():
-            chromium = [pid for pid, name in _descendants(me) if "chrom" in name.lower()]
-            total_kb = _pss_kb(me) + sum(_pss_kb(pid) for pid in chromium)
+            total_kb = _pss_kb(me) + sum(_pss_kb(pid) for pid in chromium_processes())
             self.peak_mib = max(self.peak_mib, total_kb / 1024)
-            browsers = sum(1 for pid in chromium if _is_browser_process(pid))
-            self.peak_chromium = max(self.peak_chromium, browsers)
+            self.peak_chromium = max(self.peak_chromium, len(chromium_processes(main_only=True)))
             self._stop.wait(self.interval_s)
 
     def __enter__(self) -> "MemorySampler":
@@ -102,17 +80,6 @@ class MemorySampler:
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def _is_browser_process(pid: int) -> bool:
-    """A browser's main process: Playwright talks to it over a pipe; its helpers (zygotes,
-    renderers, GPU and utility processes) carry a --type= flag."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as file:
-            arguments = file.read().split(b"\0")
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return b"--remote-debugging-pipe" in arguments and not any(a.startswith(b"--type=") for a in arguments)
 
 
 async def _run_level(concurrency: int, count: int, shop: object, manifest: Path, workdir: Path) -> dict:
