@@ -2,23 +2,45 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from webtask_core.errors import ConfigError
+
 __all__ = ["BrowserConfig", "ElementInfo", "TabInfo", "Observation"]
+
+
+def _from_env(name: str, default: float) -> Callable[[], float]:
+    """A default read from the environment when a config is made, so deployments (the flows, which
+    build BrowserConfig() themselves) can tune timeouts without code."""
+
+    def read() -> float:
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            return default
+        try:
+            return float(raw)
+        except ValueError:
+            raise ConfigError(name, f"must be a number of seconds, got {raw!r}") from None
+
+    return read
 
 
 class BrowserConfig(BaseModel):
     """How to launch Chromium and how long any single browser operation may take."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, validate_default=True)
 
     headless: bool = True
     executable_path: str | None = None  # None: find_chromium()
     viewport: tuple[int, int] = (1280, 800)
-    action_timeout_s: float = Field(5.0, gt=0, le=120)
-    navigation_timeout_s: float = Field(20.0, gt=0, le=600)
+    # Defaults: WEBTASK_ACTION_TIMEOUT_S, WEBTASK_NAVIGATION_TIMEOUT_S, WEBTASK_SETTLE_TIMEOUT_S, else these.
+    action_timeout_s: float = Field(default_factory=_from_env("WEBTASK_ACTION_TIMEOUT_S", 5.0), gt=0, le=120)
+    navigation_timeout_s: float = Field(default_factory=_from_env("WEBTASK_NAVIGATION_TIMEOUT_S", 20.0), gt=0, le=600)
     # Upper bound on waiting for load / network quiet after an action; never a fixed sleep.
-    settle_timeout_s: float = Field(3.0, ge=0, le=60)
+    settle_timeout_s: float = Field(default_factory=_from_env("WEBTASK_SETTLE_TIMEOUT_S", 3.0), ge=0, le=60)
     extra_args: tuple[str, ...] = ()
 
     @field_validator("viewport")

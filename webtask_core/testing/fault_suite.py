@@ -39,11 +39,12 @@ from .hostile_site import HostileSite
 from .malformed import malformed_replies
 from .processes import chromium_processes, kill_processes
 from .replies import Reply, ToolUse
-from .request_view import latest_url
+from .request_view import last_tool_results, latest_url
 
 __all__ = [
     "AGENT_FAULTS", "FaultCase", "CaseResult", "SuiteEnv", "agent_cases", "run_agent_case", "classify",
-    "request_problems", "summary", "table", "listing_task", "leftovers",
+    "request_problems", "summary", "table", "listing_task", "leftovers", "FaultyModel", "fault_schedule",
+    "malformed_seen", "malformed_seen_in_requests",
 ]
 
 AGENT_FAULTS = ("model_burst", "model_timeout", "malformed", "browser_killed", "page_never_loads",
@@ -113,40 +114,48 @@ def listing_task(site_url: str, sku: str, username: str) -> str:
     return f"List this item on the marketplace and report its URL.\n```json\n{json.dumps(data, indent=2)}\n```"
 
 
-class _FaultyModel:
-    """The scripted listing model, with the case's fault worked into its answers."""
+class FaultyModel:
+    """The scripted listing model, with the case's fault worked into its answers.
 
-    def __init__(self, case: FaultCase, env: SuiteEnv, base: Callable[[dict[str, Any]], Reply]):
-        self.case, self.env, self.base = case, env, base
+    Malformed replies come first, one per request (with ``real_every=n``, every n-th request gets a
+    real answer in between, so the page moves on: for a caller whose stuck detection stays on).
+    """
+
+    def __init__(self, case: FaultCase, site: HostileSite, base: Callable[[dict[str, Any]], Reply], *,
+                 malformed: int = 25, real_every: int | None = None):
+        self.case, self.site, self.base = case, site, base
         self.rng = random.Random(case.seed)
         self.calls = 0
         self.killed = 0
-        self.before_pids: set[int] = set()
-        self.malformed = (
-            malformed_replies(env.malformed_per_run, seed=case.seed) if case.kind == "malformed" else []
-        )
+        self.before_pids: set[int] = chromium_processes(main_only=True)
+        self.malformed = malformed_replies(malformed, seed=case.seed) if case.kind == "malformed" else []
+        self.real_every = real_every
+        self.malformed_used = 0
+        self.malformed_calls: list[int] = []  # request numbers answered with a malformed reply
         self.fault_at = self.rng.randint(2, 5)
         self.detour_from = ""
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         self.calls += 1
-        if self.calls <= len(self.malformed):
-            return self.malformed[self.calls - 1]
+        if self.malformed_used < len(self.malformed) and not (self.real_every and self.calls % self.real_every == 0):
+            self.malformed_used += 1
+            self.malformed_calls.append(self.calls)
+            return self.malformed[self.malformed_used - 1]
         if self.case.kind == "browser_killed" and self.calls == self.fault_at:
             # Kill the case's own Chromium while "the model is thinking": its reply then fails to act.
             self.killed += kill_processes(chromium_processes(main_only=True) - self.before_pids)
         if self.case.kind in _DETOURS:
             if self.calls == self.fault_at:
                 self.detour_from = latest_url(request)
-                target = self.env.site.url(_DETOURS[self.case.kind])
+                target = self.site.url(_DETOURS[self.case.kind])
                 return Reply(text="The page asks me to look here first.", tool_uses=[ToolUse("navigate", {"url": target})])
-            if self.detour_from and latest_url(request).startswith(self.env.site.origin):
+            if self.detour_from and latest_url(request).startswith(self.site.origin):
                 back, self.detour_from = self.detour_from, ""
                 return Reply(text="Back to the shop.", tool_uses=[ToolUse("navigate", {"url": back})])
         return self.base(request)
 
 
-def _fault_schedule(case: FaultCase) -> dict[int, str]:
+def fault_schedule(case: FaultCase) -> dict[int, str]:
     """Request index -> injected fault, for the model-side kinds."""
     rng = random.Random(case.seed * 7919 + 1)
     schedule: dict[int, str] = {}
@@ -227,15 +236,14 @@ async def _run_agent_case(
 
     sku = f"FLT-{case.kind.replace('_', '-').upper()}-{case.seed}"
     base = MarketplaceListingPolicy(max_failed_turns=10**6 if case.kind == "malformed" else 3)
-    model = _FaultyModel(case, env, base)
-    model.before_pids = pids_before
+    model = FaultyModel(case, env.site, base, malformed=env.malformed_per_run)
     relaxed = StuckThresholds(page_threshold=env.malformed_per_run + 8, action_threshold=env.malformed_per_run)
     options = WorkerOptions(screenshots=case.kind != "malformed", stuck=relaxed if case.kind == "malformed" else StuckThresholds())
     timeout_s = 1.0 if case.kind == "model_timeout" else 15.0
     status: str | None = None
     reason, steps, error, session = "", 0, None, None
     async with FakeAnthropicServer(model, slow_s=timeout_s * 2) as server:
-        server.fault_policy = _fault_schedule(case).get
+        server.fault_policy = fault_schedule(case).get
         async with AnthropicLLM(base_url=server.base_url, api_key="test", max_retries=2, timeout_s=timeout_s) as llm:
             agent = Agent(
                 llm,
@@ -267,20 +275,34 @@ async def _run_agent_case(
     listings = len(env.shop.listing_by_sku(sku))
     if (outcome == "recovered" and listings != 1) or listings > 1:
         outcome, reason = "crashed", f"{listings} listings of {sku} (expected exactly one)"
-    seen = _malformed_seen(session, len(model.malformed)) if session is not None else 0
+    seen = malformed_seen(session.steps, model.malformed_calls) if session is not None else 0
     leaked, folders = await leftovers(pids_before, private)
     return CaseResult(
         case=case.name, kind=case.kind, outcome=outcome, status=status_text, reason=reason[:300], steps=steps,
         seconds=round(time.perf_counter() - started, 2), leaked_processes=leaked, leaked_folders=folders,
-        malformed_replies=len(model.malformed), malformed_seen_as_errors=seen,
+        malformed_replies=len(model.malformed_calls), malformed_seen_as_errors=seen,
     )
 
 
-def _malformed_seen(session: Any, count: int) -> int:
-    """How many of the first ``count`` steps showed the model an error (a failed call or a step note)."""
+def malformed_seen(steps: list[Any], step_numbers: list[int]) -> int:
+    """How many of these steps (1-based) showed the model an error (a failed call or a step note)."""
+    wanted = set(step_numbers)
     return sum(
-        1 for step in session.steps[:count] if step.error or any(not call.ok for call in step.tool_calls)
+        1 for step in steps if step.index in wanted and (step.error or any(not call.ok for call in step.tool_calls))
     )
+
+
+def malformed_seen_in_requests(requests: list[dict[str, Any]], calls: list[int]) -> int:
+    """How many malformed replies (by 1-based policy call number, with no faulted requests in between)
+    came back to the model as an error: a failed tool result, or no result (the "call a tool" note)."""
+    seen = 0
+    for call in calls:
+        if call >= len(requests):
+            continue  # the run ended right after it
+        results = last_tool_results(requests[call])
+        if not results or any(result.is_error for result in results):
+            seen += 1
+    return seen
 
 
 async def leftovers(pids_before: set[int], temp_folder: Path) -> tuple[int, int]:

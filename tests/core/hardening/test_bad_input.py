@@ -182,3 +182,16 @@ def test_model_timeout_and_retries_come_from_the_environment_when_not_given(monk
             AnthropicLLM(base_url="http://127.0.0.1:9", api_key="test")
         assert caught.value.parameter == name
         monkeypatch.delenv(name)
+
+
+def test_browser_timeouts_come_from_the_environment_when_not_given(monkeypatch):
+    from webtask_core.browser import BrowserConfig
+
+    monkeypatch.setenv("WEBTASK_NAVIGATION_TIMEOUT_S", "2.5")
+    monkeypatch.setenv("WEBTASK_ACTION_TIMEOUT_S", "1.5")
+    assert (BrowserConfig().navigation_timeout_s, BrowserConfig().action_timeout_s) == (2.5, 1.5)
+    assert BrowserConfig(navigation_timeout_s=9).navigation_timeout_s == 9
+    monkeypatch.setenv("WEBTASK_SETTLE_TIMEOUT_S", "a while")
+    with pytest.raises(ConfigError) as caught:
+        BrowserConfig()
+    assert caught.value.parameter == "WEBTASK_SETTLE_TIMEOUT_S"
