@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -226,6 +227,8 @@ def _where_to_look(console: Any, shop: Any, state: Any) -> None:
         console.print(f"Prefect UI: the runs are on {PREFECT_API_URL.value()}", soft_wrap=True)
     else:
         console.print("Prefect UI: run", soft_wrap=True)
-        console.print(f"  [bold]PREFECT_HOME={PREFECT_HOME.value()} prefect server start[/bold]", soft_wrap=True)
+        # The venv's own prefect: a new user has not activated the virtual environment.
+        prefect_bin = Path(sys.executable).with_name("prefect")
+        console.print(f"  [bold]PREFECT_HOME={PREFECT_HOME.value()} {prefect_bin} server start[/bold]", soft_wrap=True)
         console.print("and open http://127.0.0.1:4200 to see the batch, each listing's run and their artifacts",
                       soft_wrap=True)

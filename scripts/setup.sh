@@ -35,8 +35,11 @@ stamp=".venv/.webtask-installed"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)$extras"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing prefect-webtask$extras into .venv"
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".$extras"
+  # Build-backend chatter goes to a log; it is shown only when the install fails.
+  log=".venv/install.log"
+  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e ".$extras"; } >"$log" 2>&1; then
+    tail -n 40 "$log" >&2; say "installing failed; the whole log is in $log"; exit 1
+  fi
   echo "$want" > "$stamp"
 fi
 
