@@ -181,6 +181,8 @@ class Agent:
         """A fresh tab (and Chromium, when ours died) with the last step's cookies, at its URL."""
         dead, self._session, self._owns_session = self._session, None, False
         assert dead is not None
+        # A tab that is alive but stuck (a script spinning) is stuck on its URL: do not go back there.
+        stuck_url = dead.url if dead.is_alive else None
         await dead.close()  # safe after a crash
         if self._owns_browser and self._browser is not None and not self._browser.is_alive:
             browser, self._browser, self._owns_browser = self._browser, None, False
@@ -190,7 +192,7 @@ class Agent:
         ctx = self.task_context
         url = self._url_snapshot or (ctx.current_url if ctx is not None else "")
         resume_blank, self._resume_blank, self._fresh_tab_needed = self._resume_blank, False, False
-        if resume_blank:
+        if resume_blank or url == stuck_url:
             logger.warning("the page kept failing; the retried step starts on a blank page")
         elif url and url != "about:blank" and not self._visit_start_url:
             try:
