@@ -23,7 +23,7 @@ import tempfile
 _HOME = tempfile.mkdtemp(prefix="wt-faults-")
 os.environ["PREFECT_HOME"] = os.path.join(_HOME, "prefect")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")  # failed runs are expected here
 os.environ["WEBTASK_OFFLINE"] = "1"
 os.environ["WEBTASK_SESSION_STORE"] = os.path.join(_HOME, "sessions")
 for _name, _value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
@@ -135,6 +135,7 @@ async def _flow_cases(seed: int, photos: list[Path]) -> list[CaseResult]:
 
 async def main(full: bool, seed: int) -> dict[str, Any]:
     logging.getLogger("webtask_core").setLevel(logging.ERROR)  # the retries' warnings are expected here
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request lines
     started = time.perf_counter()
     photos = _photos(Path(tempfile.mkdtemp(prefix="photos-", dir=_HOME)))
     print(f"Fault cases ({'full' if full else 'quick'} set, seed {seed}):")
