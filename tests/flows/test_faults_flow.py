@@ -42,12 +42,12 @@ from webtask_core.testing.fault_suite import (
     FaultyModel,
     classify,
     fault_schedule,
+    leftovers,
     listing_task,
     malformed_seen_in_requests,
     request_problems,
 )
 from webtask_core.testing.hostile_site import HostileSite
-from webtask_core.testing.processes import chromium_processes, kill_processes
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow]
 
@@ -112,10 +112,6 @@ class VanishingS3:
             self.server.server_close()
 
 
-def _leftover_folders(temp: Path) -> list[Path]:
-    return [path for pattern in ("webtask-browser-*", "webtask-resources-*") for path in temp.glob(pattern)]
-
-
 async def run_flow_case(case: FaultCase, *, shop: Any, site: HostileSite, secrets: dict[str, str],
                         resources: dict[str, str], temp: Path, monkeypatch: Any,
                         timeout_s: float = 150.0) -> CaseResult:
@@ -123,7 +119,6 @@ async def run_flow_case(case: FaultCase, *, shop: Any, site: HostileSite, secret
     from flows.webtask_flow import run_webtask
 
     started = time.perf_counter()
-    pids_before = chromium_processes()
     sku = f"FLOW-{case.kind.replace('_', '-').upper()}-{case.seed}"
     base = MarketplaceListingPolicy(max_failed_turns=3)
     model = FaultyModel(case, site, base, malformed=MALFORMED_PER_FLOW_RUN, real_every=3)
@@ -158,15 +153,12 @@ async def run_flow_case(case: FaultCase, *, shop: Any, site: HostileSite, secret
     listings = len(shop.listing_by_sku(sku))
     if (outcome == "recovered" and listings != 1) or listings > 1:
         outcome, reason = "crashed", f"{listings} listings of {sku} (expected exactly one)"
-    deadline = time.monotonic() + 10.0
-    while (left := chromium_processes() - pids_before) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    kill_processes(left)
+    leaked, folders = await leftovers(temp, patterns=("webtask-browser-*", "webtask-resources-*"))
     seen = malformed_seen_in_requests(requests, model.malformed_calls)
     return CaseResult(
         case=case.name, kind=case.kind, layer="flow", outcome=outcome, status=status_text, reason=reason[:300],
-        steps=steps, seconds=round(time.perf_counter() - started, 2), leaked_processes=len(left),
-        leaked_folders=len(_leftover_folders(temp)), malformed_replies=len(model.malformed_calls),
+        steps=steps, seconds=round(time.perf_counter() - started, 2), leaked_processes=leaked,
+        leaked_folders=folders, malformed_replies=len(model.malformed_calls),
         malformed_seen_as_errors=seen,
     )
 

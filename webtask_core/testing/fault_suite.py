@@ -37,7 +37,7 @@ from webtask_core.errors import ConfigError, PermanentModelError, WebtaskError
 
 from .hostile_site import HostileSite
 from .malformed import malformed_replies
-from .processes import chromium_processes, kill_processes
+from .processes import chromium_processes, kill_processes, processes_using
 from .replies import Reply, ToolUse
 from .request_view import last_tool_results, latest_url
 
@@ -211,19 +211,18 @@ def classify(status: str | None, reason: str, error: BaseException | None) -> tu
 async def run_agent_case(case: FaultCase, env: SuiteEnv) -> CaseResult:
     """Run one case through ``Agent.do``; never raises for what the case does."""
     started = time.perf_counter()
-    pids_before = chromium_processes()
     # A private temp folder for the case: whatever it leaves there (browser profiles...) is its own.
     private = Path(tempfile.mkdtemp(prefix="wtfault-", dir="/tmp" if Path("/tmp").is_dir() else None))
     previous_tempdir, tempfile.tempdir = tempfile.tempdir, str(private)
     try:
-        return await _run_agent_case(case, env, started, pids_before, private)
+        return await _run_agent_case(case, env, started, private)
     finally:
         tempfile.tempdir = previous_tempdir
         shutil.rmtree(private, ignore_errors=True)
 
 
 async def _run_agent_case(
-    case: FaultCase, env: SuiteEnv, started: float, pids_before: set[int], private: Path
+    case: FaultCase, env: SuiteEnv, started: float, private: Path
 ) -> CaseResult:
     from webtask_core.agent import Agent
     from webtask_core.browser import BrowserConfig
@@ -276,7 +275,7 @@ async def _run_agent_case(
     if (outcome == "recovered" and listings != 1) or listings > 1:
         outcome, reason = "crashed", f"{listings} listings of {sku} (expected exactly one)"
     seen = malformed_seen(session.steps, model.malformed_calls) if session is not None else 0
-    leaked, folders = await leftovers(pids_before, private)
+    leaked, folders = await leftovers(private)
     return CaseResult(
         case=case.name, kind=case.kind, outcome=outcome, status=status_text, reason=reason[:300], steps=steps,
         seconds=round(time.perf_counter() - started, 2), leaked_processes=leaked, leaked_folders=folders,
@@ -305,14 +304,15 @@ def malformed_seen_in_requests(requests: list[dict[str, Any]], calls: list[int])
     return seen
 
 
-async def leftovers(pids_before: set[int], temp_folder: Path) -> tuple[int, int]:
-    """Chromium processes started since ``pids_before`` still running (waited for a moment, then
-    killed so one leaky case does not spoil the next) and entries left in ``temp_folder``."""
+async def leftovers(temp_folder: Path, *, patterns: tuple[str, ...] = ("*",)) -> tuple[int, int]:
+    """Processes still running out of ``temp_folder`` (the case's browsers: waited for a moment,
+    then killed so one leaky case does not spoil the next) and entries left in it."""
     deadline = time.monotonic() + 10.0
-    while (left := chromium_processes() - pids_before) and time.monotonic() < deadline:
+    while (left := processes_using(temp_folder)) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     kill_processes(left)
-    return len(left), len(list(temp_folder.iterdir())) if temp_folder.is_dir() else 0
+    entries = {path for pattern in patterns for path in temp_folder.glob(pattern)} if temp_folder.is_dir() else set()
+    return len(left), len(entries)
 
 
 def summary(results: list[CaseResult]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import signal
 import tempfile
 from pathlib import Path
 
-__all__ = ["chromium_processes", "kill_processes", "browser_temp_folders"]
+__all__ = ["chromium_processes", "processes_using", "kill_processes", "browser_temp_folders"]
 
 
 def _children() -> dict[int, list[int]]:
@@ -46,6 +46,32 @@ def chromium_processes(*, main_only: bool = False) -> set[int]:
             if is_chromium and not (main_only and under_chromium):
                 found.add(child)
             stack.append((child, under_chromium or is_chromium))
+    return found
+
+
+def processes_using(folder: Path) -> set[int]:
+    """Processes whose temp folder (TMPDIR) or command line lies inside ``folder``, wherever they are in
+    the process tree: a Browser points Chromium's TMPDIR into its own folder, and every Chromium
+    child inherits it, so this finds a test's browser processes even after they were orphaned, and
+    not the browsers of other tests running at the same time."""
+    marker = str(folder).encode()
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as file:
+                environ = file.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                cmdline = file.read()
+            with open(f"/proc/{entry}/stat") as stat:
+                state = stat.read().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue  # gone, or not ours to read
+        if state == "Z":
+            continue
+        if b"TMPDIR=" + marker in environ or marker in cmdline:
+            found.add(int(entry))
     return found
 
 
