@@ -44,6 +44,11 @@ class WorkerOptions(BaseModel):
     prompts: PromptSet | str = "worker"  # a packaged set name, a YAML path, or a PromptSet
     screenshots: bool = True  # send the marked screenshot to the model and keep thumbnails
     screenshot_quality: int = Field(default=70, ge=10, le=95)
+    # The model's screenshot at this fraction of the viewport's size (0.6: 768x480 for 1280x800),
+    # rendered small by Chromium with labels drawn large enough to read. Every step pays for the
+    # picture in uncacheable input tokens (width x height / 750), so it is no bigger than needed:
+    # the element tree carries the text and ids, the picture the layout.
+    screenshot_scale: float = Field(default=0.6, ge=0.25, le=1.0)
     thumbnail_width: int = Field(default=400, ge=64)
     stuck: StuckThresholds = Field(default_factory=StuckThresholds)
     # Values for {{secret:NAME}} placeholders in fill/type; the model never sees them, and every text
@@ -262,11 +267,14 @@ class Worker:
         None when a secret shows where no element can be masked (text in the page itself)."""
         if not self.options.screenshots or withhold:
             return None
+        # The model's view is scaled down; the final picture (a record for people) is not.
+        scale = self.options.screenshot_scale if marks else 1.0
+        quality = self.options.screenshot_quality
         if not mask_ids:
-            return await session.screenshot(marks=marks, format="jpeg", quality=self.options.screenshot_quality)
+            return await session.screenshot(marks=marks, format="jpeg", quality=quality, scale=scale)
         try:
             return await session.screenshot(
-                marks=marks, format="jpeg", quality=self.options.screenshot_quality, mask_ids=mask_ids
+                marks=marks, format="jpeg", quality=quality, mask_ids=mask_ids, scale=scale
             )
         except ActionError:  # an element to mask went stale meanwhile: better no picture than a secret
             return None

@@ -1,20 +1,26 @@
 """Acting on one element of the last observation, found by its mark in the right frame.
 
 Each function probes the element first (one round trip: present? visible? enabled? covered?) so
-the model gets a precise reason quickly instead of a generic timeout, then lets Playwright act.
+the model gets a precise reason quickly instead of a generic timeout, then lets Playwright act; a
+click in the main frame is done with the mouse directly (see _click_in_main_frame).
 Every function returns a short sentence saying what it did; settling and navigation reporting are
 the session's job.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Frame, Locator
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Locator, Page, Request, Response
 
+from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError, ConfigError
 
@@ -40,6 +46,23 @@ _SCROLL_ELEMENT = """(el, dy) => {
   const before = el.scrollTop;
   el.scrollBy({top: dy * el.clientHeight, behavior: 'instant'});
   return [before, el.scrollTop, el.scrollHeight - el.clientHeight];
+}"""
+# Whether the click made this document start leaving: the navigation probe.js noted (not a
+# same-document one, not one the page cancelled) or, when that is still to come, a form submitted
+# (not cancelled by the page's own handler) into this frame. Cleared for the next click.
+_TAKE_NAVIGATION = """() => {
+  const NOTE = Symbol.for('webtask.navigation');
+  const note = window[NOTE];
+  window[NOTE] = null;
+  if (!note) return false;
+  if (note.navigate) return !note.navigate.defaultPrevented && !note.navigate.destination.sameDocument;
+  const submit = note.submit;
+  if (!submit || submit.defaultPrevented || !(submit.target instanceof HTMLFormElement)) return false;
+  const form = submit.target, by = submit.submitter;
+  const method = (by && by.hasAttribute('formmethod') ? by.formMethod : form.method).toLowerCase();
+  const base = document.querySelector('base[target]');
+  const target = (by && by.getAttribute('formtarget')) || form.getAttribute('target') || (base ? base.target : '');
+  return method !== 'dialog' && ['', '_self', '_top', '_parent'].includes(target.toLowerCase());
 }"""
 _SET_VALUE = """(el, value) => {
   el.value = value;
@@ -89,9 +112,17 @@ class Target:
         return position
 
 
-async def probe(frame: Frame, element_id: str, *, scroll: bool) -> Target:
-    """Find `element_id` by its mark in `frame`; ActionError if the page no longer has it."""
-    info = await frame.evaluate(load_script("probe.js"), {"mark": MARK_ATTRIBUTE, "id": element_id, "scroll": scroll})
+async def probe(
+    frame: Frame, element_id: str, *, scroll: bool, next_frame: bool = False, watch_navigation: bool = False
+) -> Target:
+    """Find `element_id` by its mark in `frame`; ActionError if the page no longer has it.
+    With `next_frame`, measure on the next frame when something on the page is animating; with
+    `watch_navigation`, note the next navigation the document starts (see _navigation_started)."""
+    options = {
+        "mark": MARK_ATTRIBUTE, "id": element_id, "scroll": scroll, "nextFrame": next_frame,
+        "watchNavigation": watch_navigation,
+    }
+    info = await frame.evaluate(load_script("probe.js"), options)
     if not info["found"]:
         raise ActionError(
             f"{element_id} is stale: the page changed since it was observed and the element is gone; "
@@ -107,10 +138,107 @@ def _ms(timeout_s: float) -> float:
 async def click(target: Target, timeout_s: float) -> str:
     target.require_enabled()
     position = target.require_point()
-    # Like a person: move onto the element first (menus open on hover), then click the same point.
-    await target.locator.hover(position=position, timeout=_ms(timeout_s))
-    await target.locator.click(position=position, timeout=_ms(timeout_s))
+    if target.frame.parent_frame is None and target.info.get("client") and target.info.get("navigationApi"):
+        await _click_in_main_frame(target, timeout_s)
+    else:
+        # In a child frame the probe's viewport point is not the page's, and without the Navigation
+        # API a navigating click cannot be told apart: Playwright's click finds the point and waits.
+        # Like a person: move onto the element first (menus open on hover), then click the same point.
+        await target.locator.hover(position=position, timeout=_ms(timeout_s))
+        await target.locator.click(position=position, timeout=_ms(timeout_s))
     return f"clicked {target.element_id}"
+
+
+async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
+    """Move onto the probed point, make sure the element is still there and still the one hit at
+    that point (hover effects can move or cover it), then press and release the button there; if
+    that started a navigation of the page, wait until it commits or fails, as Playwright's click does.
+
+    What Playwright's click would check first (visible, enabled, scrolled into view, not covered,
+    not moving) the probe has checked, so this costs a few round trips instead of Playwright's
+    script injection into every new document, stability frames and hit-target interception."""
+    page = target.frame.page
+    deadline = time.monotonic() + timeout_s
+    current = target
+    while True:
+        x, y = current.info["client"]
+        await page.mouse.move(x, y)
+        again = await probe(target.frame, target.element_id, scroll=False, next_frame=True, watch_navigation=True)
+        if not again.info["visible"] or again.info["client"] is None:
+            cover = again.info["cover"] or "another element"
+            raise ActionError(
+                f"{target.element_id} is covered by {cover} once the mouse is on it; close or move what covers it first"
+            )
+        if again.info["rect"] == current.info["rect"] and again.info["client"] == current.info["client"]:
+            break  # where it was before the mouse came: not moving
+        if time.monotonic() > deadline:
+            raise ActionError(f"{target.element_id} keeps moving (an animation?); wait for it to stop, then click")
+        current = again
+    async with _NavigationWatch(page) as watch:
+        await page.mouse.down()
+        await page.mouse.up()
+        if await _navigation_started(page):
+            await watch.wait(max(0.0, deadline - time.monotonic()))
+
+
+async def _navigation_started(page: Page) -> bool:
+    """Whether the click made the page start navigating to another document."""
+    try:
+        return bool(await page.main_frame.evaluate(_TAKE_NAVIGATION))
+    except PlaywrightError as error:
+        if is_closed_error(error):
+            raise
+        return True  # the document went away under the question: it navigated
+
+
+class _NavigationWatch:
+    """Listens, from before the click, for the main frame's next commit or its navigation request
+    ending without one (blocked, failed, a download, 204 No Content)."""
+
+    def __init__(self, page: Page) -> None:
+        self._page = page
+        self._ended = asyncio.Event()
+        self._redirects: set[Request] = set()
+        self._handlers: dict[str, Callable[[Any], None]] = {
+            "framenavigated": lambda frame: self._end() if frame is page.main_frame else None,
+            "response": self._response,
+            "requestfailed": self._request_ended,
+            "requestfinished": self._request_ended,
+            "download": lambda _: self._end(),
+            "close": lambda _: self._end(),
+        }
+
+    def _end(self) -> None:
+        self._ended.set()
+
+    def _response(self, response: Response) -> None:
+        if 300 <= response.status < 400:
+            self._redirects.add(response.request)
+
+    def _request_ended(self, request: Request) -> None:
+        if not request.is_navigation_request() or request in self._redirects:
+            return  # a redirect's hop ends and the next one starts: the navigation goes on
+        try:
+            frame = request.frame
+        except PlaywrightError:  # a service worker's request, or a new tab's first one
+            return
+        if frame is self._page.main_frame:
+            self._end()
+
+    async def __aenter__(self) -> _NavigationWatch:
+        for event, handler in self._handlers.items():
+            self._page.on(event, handler)  # type: ignore[call-overload]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for event, handler in self._handlers.items():
+            self._page.remove_listener(event, handler)
+
+    async def wait(self, timeout_s: float) -> None:
+        try:
+            await asyncio.wait_for(self._ended.wait(), timeout=timeout_s)
+        except TimeoutError:
+            pass  # still on its way: the settle that follows and the next observation see where it is
 
 
 async def hover(target: Target, timeout_s: float) -> str:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page
+from playwright.async_api import Frame, Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webtask_core.browser.actions import quote_for_model
@@ -28,6 +28,15 @@ _PAGE_SCROLL = """(dy) => {
   window.scrollBy({top: dy * window.innerHeight, behavior: 'instant'});
   return [before, s.scrollTop, s.scrollHeight, window.innerHeight];
 }"""
+
+
+# Resolves at the frame's next DOM change, or after `ms`.
+_NEXT_MUTATION = """(ms) => new Promise((done) => {
+  const observer = new MutationObserver(() => { observer.disconnect(); done(true); });
+  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  setTimeout(() => { observer.disconnect(); done(false); }, ms);
+})"""
+_RECHECK_S = 0.1
 
 
 def check_url(url: object) -> str:
@@ -104,17 +113,43 @@ async def scroll_page(page: Page, direction: str, amount: float) -> str:
 async def wait_for(page: Page, text: str | None, element: tuple[Frame, str] | None, timeout_s: float) -> str:
     """Wait until `text` (in any frame) or the marked element is visible; ActionError on timeout."""
     started = time.monotonic()
-    ms = timeout_s * 1000
+    deadline = started + timeout_s
     if element is not None:
         frame, element_id = element
         what = element_id
-        waits = [frame.locator(f'[{MARK_ATTRIBUTE}="{element_id}"]').first.wait_for(state="visible", timeout=ms)]
+        waits = [_visible(frame, frame.locator(f'[{MARK_ATTRIBUTE}="{element_id}"]').first, deadline)]
     else:
         what = f"text {quote_for_model(text or '')}"
-        waits = [frame.get_by_text(text or "").first.wait_for(state="visible", timeout=ms) for frame in page.frames]
+        waits = [_visible(frame, frame.get_by_text(text or "").first, deadline) for frame in page.frames]
     if not await _first_success(waits):
         raise ActionError(f"wait_for: {what} did not appear within {timeout_s:g} s")
     return f"{what} appeared after {time.monotonic() - started:.1f} s"
+
+
+async def _visible(frame: Frame, locator: Locator, deadline: float) -> None:
+    """Return once `locator` is visible; PlaywrightTimeoutError at the deadline.
+
+    Checks again whenever the frame's DOM changes (and at least every _RECHECK_S, for changes a
+    MutationObserver does not see: CSS, shadow roots), so it answers within a few milliseconds of the
+    page, where Playwright's own wait backs off to polling every 500 ms."""
+    while True:
+        try:
+            if await locator.is_visible():
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            await frame.evaluate(_NEXT_MUTATION, min(_RECHECK_S, remaining) * 1000)
+        except PlaywrightError as error:
+            if is_closed_error(error) or frame.is_detached():
+                raise
+            # The frame is navigating (its document went away under the check): look again once the
+            # next one is there.
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            await asyncio.sleep(min(_RECHECK_S / 2, remaining))
+    raise PlaywrightTimeoutError(f"not visible within the time given ({locator})")
 
 
 async def _first_success(waits: list[Awaitable[None]]) -> bool:

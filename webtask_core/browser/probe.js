@@ -1,7 +1,22 @@
 // Probe one marked element before acting on it, in a single round trip: is it still there, can it
 // take the action, and which point of it can be clicked without hitting something that covers it.
-// Coordinates in the result are relative to the element's box (what Playwright's `position` wants).
-({mark, id, scroll}) => {
+// `rect` is its box in this frame's viewport (to tell whether it moved between two probes).
+// `point` is relative to the element's box (what Playwright's `position` wants); `client` is the same
+// point in this frame's viewport (where the mouse goes).
+async ({mark, id, scroll, nextFrame, watchNavigation}) => {
+  // With `watchNavigation` (just before a click), note the next navigation this document starts and
+  // the next form it submits (a submission navigates a moment later, in a task of its own), so the
+  // caller can tell a click that navigates from one that does not.
+  if (watchNavigation) {
+    const NOTE = Symbol.for('webtask.navigation');
+    if (!(NOTE in window)) {
+      if (window.navigation) {
+        navigation.addEventListener('navigate', (event) => { if (window[NOTE] && !window[NOTE].navigate) window[NOTE].navigate = event; });
+      }
+      window.addEventListener('submit', (event) => { if (window[NOTE] && !window[NOTE].submit) window[NOTE].submit = event; }, true);
+    }
+    window[NOTE] = {navigate: null, submit: null};
+  }
   const marks = window[Symbol.for('webtask.marks')] || [];
   let el = null;
   for (const candidate of marks) {
@@ -30,18 +45,28 @@
     visible: false,
     offscreen: false,
     point: null,
+    client: null,
+    rect: null,
+    navigationApi: !!window.navigation,
     cover: null,
   };
   if (targetTag === 'SELECT') {
     info.options = Array.from(target.options, (o) => [o.label.replace(/\s+/g, ' ').trim(), o.value, o.disabled]);
   }
 
+  // With `nextFrame`, while anything on the page is animating, measure on the next frame: compared
+  // with the previous probe, that tells a moving element from a still one.
+  if (nextFrame && document.getAnimations().some((a) => a.playState === 'running')) {
+    await new Promise((done) => { requestAnimationFrame(() => done()); setTimeout(done, 100); });
+    if (!el.isConnected) return {found: false};
+  }
   let rect = el.getBoundingClientRect();
   const vw = window.innerWidth, vh = window.innerHeight;
   if (scroll && (rect.top < 0 || rect.left < 0 || rect.bottom > vh || rect.right > vw)) {
     el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
     rect = el.getBoundingClientRect();
   }
+  info.rect = [rect.left, rect.top, rect.width, rect.height];
   info.visible = rect.width > 0 && rect.height > 0 && el.checkVisibility({visibilityProperty: true});
   if (!info.visible) return info;
 
@@ -82,6 +107,7 @@
   const centreHit = deepHit(cx, cy);
   if (reaches(centreHit)) {
     info.point = [cx - rect.left, cy - rect.top];
+    info.client = [cx, cy];
     return info;
   }
   info.cover = describe(centreHit);
@@ -89,7 +115,7 @@
   for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
     for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) {
       const x = left + (right - left) * fx, y = top + (bottom - top) * fy;
-      if (reaches(deepHit(x, y))) { info.point = [x - rect.left, y - rect.top]; return info; }
+      if (reaches(deepHit(x, y))) { info.point = [x - rect.left, y - rect.top]; info.client = [x, y]; return info; }
     }
   }
   return info;

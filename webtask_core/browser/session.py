@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from weakref import WeakKeyDictionary
 
-from playwright.async_api import BrowserContext, Frame, Page
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser import actions, page_actions
@@ -44,6 +46,7 @@ class BrowserSession:
         self._network.attach(context)
         self._frames = FrameRegistry()
         self._targets: dict[str, Frame] = {}
+        self._cdp_sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()  # for screenshots
         self._closed = False
         context.on("close", lambda _: self._mark_closed())
 
@@ -101,9 +104,12 @@ class BrowserSession:
         opened: list[Page] = []
 
         async def act_and_settle() -> str:
+            started = time.monotonic()
             message = await operation(page)
-            navigated = self._tabs.navigations(page) != navigations
-            await settle(page, self._network, navigated=navigated, timeout_s=self._config.settle_timeout_s)
+            await settle(
+                page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
+                timeout_s=self._config.settle_timeout_s, started=started,
+            )
             opened.extend(new for new in self._tabs.pages if new not in pages)
             await self._settle_new_tabs(opened)
             return message
@@ -207,17 +213,20 @@ class BrowserSession:
         format: ImageFormat = "jpeg",  # noqa: A002 - the contract's parameter name
         quality: int = 70,
         mask_ids: Sequence[str] | None = None,
+        scale: float = 1.0,
     ) -> bytes:
-        """The viewport (JPEG or PNG bytes) with numbered boxes for the last observation's ids."""
+        """The viewport (JPEG or PNG bytes) with numbered boxes for the last observation's ids.
+
+        `scale` (0.25 to 1) shrinks the picture: Chromium renders it smaller, and the boxes' labels
+        are drawn larger so they stay legible. Elements in `mask_ids` and password fields are covered."""
         self._require_alive()
         page = await self._tabs.ensure_active()
-        masks = [self._target_frame(element_id).locator(f'[data-wt-id="{element_id}"]') for element_id in mask_ids or ()]
+        masks: dict[Frame, list[str]] = {}
+        for element_id in mask_ids or ():
+            masks.setdefault(self._target_frame(element_id), []).append(element_id)
         limit = self._config.action_timeout_s * 2
         try:
-            return await asyncio.wait_for(
-                capture_screenshot(page, marks=marks, image_format=format, quality=quality, masks=masks, timeout_s=limit),
-                timeout=limit + _GRACE_S,
-            )
+            return await asyncio.wait_for(self._capture(page, marks, format, quality, masks, scale), timeout=limit)
         except TimeoutError as error:
             raise TransientError(f"screenshot of {page.url}: the page did not respond within {limit:g} s") from error
         except PlaywrightError as error:
@@ -225,6 +234,17 @@ class BrowserSession:
                 self._require_alive()
                 raise BrowserCrashedError(f"screenshot of {page.url}: {first_line(error)}") from error
             raise TransientError(f"screenshot of {page.url} failed: {first_line(error)}") from error
+
+    async def _capture(
+        self, page: Page, marks: bool, image_format: ImageFormat, quality: int, masks: dict[Frame, list[str]],
+        scale: float,
+    ) -> bytes:
+        cdp = self._cdp_sessions.get(page)
+        if cdp is None:
+            cdp = self._cdp_sessions[page] = await self._context.new_cdp_session(page)
+        return await capture_screenshot(
+            page, cdp, marks=marks, image_format=image_format, quality=quality, masks=masks, scale=scale
+        )
 
     # --- element actions ----------------------------------------------------------------------
 

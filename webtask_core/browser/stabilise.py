@@ -1,38 +1,56 @@
 """Waiting, after an action, until the page has settled: load state and network quiet, bounded.
 
 Never a fixed sleep: each wait ends as soon as its condition holds, and all of them together end at
-the settle deadline whatever the page does (long polling, endless animations).
+the settle deadline whatever the page does (long polling, endless animations). Network quiet is
+waited for only when the action set the network going: a request still in flight, or one that
+started after the action (after the new document's load, when it navigated). An action that
+requested nothing costs one painted frame, not a quiet window.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
-from playwright.async_api import BrowserContext, Page, Request
+from playwright.async_api import BrowserContext, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser.failures import is_closed_error
 
 __all__ = ["NetworkTracker", "settle"]
 
-# The network must stay quiet this long to count as idle: a click handler often fires its fetch a
-# moment after the click returns.
+# Once requests are involved, the network must stay quiet this long to count as idle: a response
+# handler often fires the next request a moment after the previous one ends.
 QUIET_S = 0.1
 
+# How often to look whether a navigation in flight has committed (its request's events wake us sooner).
+_COMMIT_CHECK_S = 0.02
+
+# One round trip that ends after the page's next painted frame (bounded, for a page whose rendering
+# is throttled). Event handlers and zero-delay timers queued by the action run first, and the request
+# events they caused reach us before its answer.
 _NEXT_FRAME = """() => new Promise((done) => {
   requestAnimationFrame(() => setTimeout(done, 0));
   setTimeout(done, 100);
 })"""
 
 
+def _frame_of(request: Request) -> Frame | None:
+    try:
+        return request.frame
+    except PlaywrightError:  # a service worker's request belongs to no frame
+        return None
+
+
 class NetworkTracker:
-    """Counts in-flight requests of one browser context."""
+    """Counts in-flight requests of one browser context and when the last one started."""
 
     def __init__(self) -> None:
         self._inflight: set[Request] = set()
         self._changed = asyncio.Event()
         self.last_activity = time.monotonic()
+        self.last_started = float("-inf")
 
     def attach(self, context: BrowserContext) -> None:
         context.on("request", self._started)
@@ -43,8 +61,13 @@ class NetworkTracker:
     def inflight(self) -> int:
         return len(self._inflight)
 
+    def busy_since(self, moment: float) -> bool:
+        """True if a request is in flight, or one started at or after `moment` (time.monotonic())."""
+        return bool(self._inflight) or self.last_started >= moment
+
     def _started(self, request: Request) -> None:
         self._inflight.add(request)
+        self.last_started = time.monotonic()
         self._touch()
 
     def _ended(self, request: Request) -> None:
@@ -54,6 +77,24 @@ class NetworkTracker:
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
         self._changed.set()
+
+    def navigation_pending(self, page: Page) -> bool:
+        """True while a document request of `page`'s main frame is in flight."""
+        main = page.main_frame
+        return any(request.is_navigation_request() and _frame_of(request) is main for request in self._inflight)
+
+    async def wait_navigation(self, page: Page, navigated: Callable[[], bool], deadline: float) -> None:
+        """While a document request of the main frame runs and has not committed, wait (bounded)."""
+        while self.navigation_pending(page) and not navigated():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._changed.clear()
+            try:
+                # Woken by any request starting or ending; the commit itself is checked on a short beat.
+                await asyncio.wait_for(self._changed.wait(), timeout=min(remaining, _COMMIT_CHECK_S))
+            except TimeoutError:
+                continue
 
     async def wait_quiet(self, deadline: float) -> bool:
         """Wait until no request is in flight for QUIET_S, or the deadline; True if it got quiet."""
@@ -73,19 +114,52 @@ class NetworkTracker:
                 continue
 
 
-async def settle(page: Page, tracker: NetworkTracker, *, navigated: bool, timeout_s: float) -> None:
-    """Let `page` settle after an action: load (if it navigated), network quiet, one painted frame."""
+async def settle(
+    page: Page,
+    tracker: NetworkTracker,
+    *,
+    navigated: bool | Callable[[], bool],
+    timeout_s: float,
+    started: float | None = None,
+) -> None:
+    """Let `page` settle after an action that began at `started` (time.monotonic(); None: just now).
+
+    `navigated` says whether the page's main frame has committed a navigation since the action began
+    (a callable is asked again as things happen). A navigation the action asked for but that has not
+    committed yet (a link or form acted on with raw mouse events) is waited for while its request
+    runs. Then: load (if it navigated), one painted frame, and network quiet only if the action
+    caused requests that are still running or started after the document loaded."""
     if timeout_s <= 0 or page.is_closed():
         return
+    has_navigated: Callable[[], bool] = navigated if callable(navigated) else (lambda: navigated)
     deadline = time.monotonic() + timeout_s
+    since = time.monotonic() if started is None else started
     try:
-        if navigated:
+        if not has_navigated():
+            await _next_frame(page, deadline)  # the request of a navigation the action started shows up
+            await tracker.wait_navigation(page, has_navigated, deadline)
+        if has_navigated():
             await page.wait_for_load_state("load", timeout=max(1.0, (deadline - time.monotonic()) * 1000))
-        await tracker.wait_quiet(deadline)
-        remaining = deadline - time.monotonic()
-        if remaining > 0.05:
-            await asyncio.wait_for(page.evaluate(_NEXT_FRAME), timeout=remaining)
+            # The new document's own requests ended with its load; what starts after it is the page's
+            # scripts fetching more.
+            since = time.monotonic()
+            await _next_frame(page, deadline)
+        if tracker.busy_since(since):
+            await tracker.wait_quiet(deadline)
+            await _next_frame(page, deadline)  # the responses' handlers have updated the page
     except (PlaywrightError, TimeoutError) as error:
         # A page that never finishes loading is still usable; only a dead one is an error.
         if is_closed_error(error):
             raise
+
+
+async def _next_frame(page: Page, deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0.05:
+        return
+    try:
+        await asyncio.wait_for(page.evaluate(_NEXT_FRAME), timeout=remaining)
+    except PlaywrightError as error:
+        if is_closed_error(error):
+            raise
+        # The document went away under the script: a navigation, which the caller looks for next.

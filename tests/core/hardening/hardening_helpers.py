@@ -110,10 +110,15 @@ def request_images(request: dict[str, Any]) -> list[Image.Image]:
     return images
 
 
-def mean_colour(image: Image.Image, box: dict[str, float], inset: int = 4) -> tuple[float, float, float]:
-    """The mean RGB inside ``box`` (a Playwright bounding box), a few pixels in from its edges."""
-    left, top = int(box["x"]) + inset, int(box["y"]) + inset
-    right, bottom = int(box["x"] + box["width"]) - inset, int(box["y"] + box["height"]) - inset
+def mean_colour(
+    image: Image.Image, box: dict[str, float], inset: int = 4, viewport_width: int = 1280
+) -> tuple[float, float, float]:
+    """The mean RGB inside ``box`` (a Playwright bounding box, CSS pixels of a page `viewport_width`
+    wide), a few pixels in from its edges; the model's screenshot may be scaled down."""
+    scale = image.width / viewport_width
+    left, top = int(box["x"] * scale) + inset, int(box["y"] * scale) + inset
+    right = int((box["x"] + box["width"]) * scale) - inset
+    bottom = int((box["y"] + box["height"]) * scale) - inset
     pixels = list(image.crop((left, top, right, bottom)).get_flattened_data())
     return tuple(sum(pixel[channel] for pixel in pixels) / len(pixels) for channel in range(3))  # type: ignore[return-value]
 
