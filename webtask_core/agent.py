@@ -37,7 +37,7 @@ from webtask_core.worker import Worker, WorkerOptions
 if TYPE_CHECKING:
     from webtask_core.browser import Browser, BrowserConfig, BrowserSession
 
-__all__ = ["Agent", "AgentResult", "StepOutcome"]
+__all__ = ["Agent", "AgentResult", "StepOutcome", "check_start_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Agent:
         self.block_requests = bool(block_requests)
         self.llm = llm
         self.persist_context = persist_context
-        self.start_url = _check_start_url(start_url, self.allowed_domains)
+        self.start_url = check_start_url(start_url, self.allowed_domains)
         self._browser_config = browser_config
         self._browser: Browser | None = None
         self._session: BrowserSession | None = None
@@ -327,7 +327,9 @@ class Agent:
         self._finalised = True
 
 
-def _check_start_url(url: object, allowed: HostPatterns) -> str | None:
+def check_start_url(url: object, allowed: HostPatterns) -> str | None:
+    """The start URL, trimmed, if it is an http(s) URL inside ``allowed`` (when given); else ConfigError.
+    The flows call it too, to refuse a bad start_url before anything starts."""
     if url is None:
         return None
     if not isinstance(url, str) or not url.strip():

@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_BEDROCK_MODEL",
     "MAX_CACHE_BREAKPOINTS",
     "known_models",
+    "check_model_name",
 ]
 
 # The current Sonnet; not in the SDK's deprecation table (see tests/core/llm/test_anthropic_llm.py).
@@ -102,6 +103,10 @@ def _env_number(name: str, default: float, *, integer: bool = False) -> float:
     if value < 0 or (not integer and value == 0):
         raise ConfigError(name, f"must be {'>= 0' if integer else '> 0'}, got {raw!r}")
     return value
+
+
+# Public, so callers (the flows) can refuse a bad model name before anything starts.
+check_model_name = _check_model
 
 
 def _tool_use_param(tool_id: str, name: str, tool_input: Any) -> dict[str, Any]:
