@@ -1,4 +1,5 @@
-"""Prefect flows around webtask_core: ``run-webtask`` and the pieces it is built from.
+"""Prefect flows around webtask_core: ``run-webtask``, ``batch-listing-upload`` and the pieces they
+are built from.
 
 Names are imported lazily, so ``import flows.resources`` does not load Playwright or the model SDK.
 """
@@ -14,6 +15,11 @@ __all__ = [
     "WebtaskFailed",
     "StepTiming",
     "webtask_result",
+    "batch_listing_upload",
+    "BatchFailed",
+    "batch_results",
+    "ListingResult",
+    "SharedBrowser",
     "fetch_resources",
     "downloaded_resources",
     "resource_folder",
@@ -34,6 +40,11 @@ _WHERE = {
     "WebtaskFailed": "flows.webtask_result",
     "StepTiming": "flows.webtask_result",
     "webtask_result": "flows.webtask_result",
+    "batch_listing_upload": "flows.batch",
+    "BatchFailed": "flows.batch",
+    "batch_results": "flows.batch",
+    "ListingResult": "flows.batch_models",
+    "SharedBrowser": "flows.browser_runtime",
     "fetch_resources": "flows.resources",
     "downloaded_resources": "flows.resources",
     "resource_folder": "flows.resources",
@@ -50,6 +61,9 @@ _WHERE = {
 
 if TYPE_CHECKING:
     from flows.automations import create_automation_from_file
+    from flows.batch import BatchFailed, batch_listing_upload, batch_results
+    from flows.batch_models import ListingResult
+    from flows.browser_runtime import SharedBrowser
     from flows.events import TASK_EVENT_NAMES, emit_task_event
     from flows.resources import downloaded_resources, fetch_resources, resource_folder
     from flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock

@@ -6,9 +6,11 @@
                                          password_secret="shop-password")
 
 In order: read and validate the whole manifest (nothing touches the site when a row is bad), render
-every task, check the ledger can be written, skip the listings the ledger already holds, then run
-the others with at most ``max_concurrency`` at a time — each a ``run-webtask`` run named after its
-SKU, in this process or (``fan_out="deployments"``) on the work pool. Every finished listing updates
+every task, check the ledger can be written, skip the listings the ledger already holds, log in once
+(unless a usable login is stored; see :mod:`flows.batch_login`), then run the others with at most
+``max_concurrency`` at a time — each a ``run-webtask`` run named after its SKU, starting with the
+shared login's cookies: in this process, every listing a context of one shared Chromium, or
+(``fan_out="deployments"``) on the work pool. Every finished listing updates
 the progress artifact; completed ones go in the ledger. The batch ends ``Completed`` when every
 listing completed, else ``Failed`` naming the SKUs that did not; either way its data is the list of
 :class:`ListingResult` (read it with :func:`batch_results`).
@@ -17,6 +19,7 @@ listing completed, else ``Failed`` naming the SKUs that did not; either way its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -28,8 +31,10 @@ from webtask_core.listings import ListingRecord
 
 from flows.batch_artifacts import BatchProgress, publish_summary, summary_line
 from flows.batch_ledger import LedgerRecordError, ListingLedger, open_ledger
+from flows.batch_login import ensure_shared_login, plan_login
 from flows.batch_models import ListingResult
 from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
+from flows.browser_runtime import SharedBrowser
 from flows.manifest import BatchInput, load_batch_input
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
@@ -75,6 +80,8 @@ async def batch_listing_upload(
     deployment: str = "run-webtask/default",
     allowed_domains: list[str] | None = None,
     batch_id: str | None = None,
+    login_task_template: str | None = None,
+    login_max_age_minutes: float = 60,
 ) -> list[ListingResult]:
     """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
 
@@ -96,6 +103,10 @@ async def batch_listing_upload(
         deployment: the ``run-webtask`` deployment used by the fan-out.
         allowed_domains: hosts the browser may visit (default: the host of ``site_url``).
         batch_id: names this batch attempt in fan-out idempotency keys (default: the flow run).
+        login_task_template: the log-in task template: a path or Jinja2 text (default: the packaged
+            ``login_task.yaml``).
+        login_max_age_minutes: a stored login younger than this is reused without logging in
+            (0: log in on every batch).
     """
     logger = get_run_logger()
     _check_parameters(site_url, max_concurrency, fan_out)
@@ -103,6 +114,10 @@ async def batch_listing_upload(
     jobs = plan_jobs(
         batch.listings, site_url=site_url, username=username, password_secret=password_secret,
         task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
+    )
+    login = plan_login(
+        site_url=site_url, username=username, password_secret=password_secret, template=login_task_template,
+        max_steps=max_steps, model=model, allowed_domains=allowed_domains, max_age_minutes=login_max_age_minutes,
     )
     book = await open_ledger(ledger, site_url=site_url, username=username)
     batch_id = batch_id or _current_attempt_id()
@@ -134,15 +149,24 @@ async def batch_listing_upload(
                 ", as deployment runs" if fan_out == "deployments" else "")
 
     gate = asyncio.Semaphore(max_concurrency)
+    login_key: str | None = None
 
     async def run_one(job: ListingJob) -> None:
         async with gate:
-            result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id)
+            result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
+                                       login_session_key=login_key)
         if result.status == "completed":
             await _remember(book, job, result)
         await settle(result)
 
-    await asyncio.gather(*(run_one(job) for job in pending))
+    # In this process: one Chromium for the login and every listing (a context each), closed here.
+    async with SharedBrowser() if fan_out == "none" else contextlib.nullcontext() as shared:
+        if pending:
+            login_key = await ensure_shared_login(login, fan_out=fan_out, deployment=deployment,
+                                                  batch_id=batch_id)
+        await asyncio.gather(*(run_one(job) for job in pending))
+    if shared is not None:
+        logger.info("The batch's shared browser was launched %d time(s)", shared.launches)
 
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
     await publish_summary(batch.artifact_key, ordered, source=batch.source)

@@ -1,6 +1,7 @@
-"""Running one listing of a batch: a ``run-webtask`` subflow in this process, or a run of the
-``run-webtask`` deployment on the work pool (fan-out). Either way the outcome becomes a
-:class:`ListingResult`; nothing a single listing does can stop the batch.
+"""Running one listing of a batch: a ``run-webtask`` subflow in this process (its browser context in
+the batch's shared Chromium), or a run of the ``run-webtask`` deployment on the work pool (fan-out).
+Either way the outcome becomes a :class:`ListingResult`; nothing a single listing does can stop the
+batch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from webtask_core.listings import ListingRecord, load_task_template, photo_resou
 
 from flows.batch_models import ListingOutput, ListingResult
 
-__all__ = ["ListingJob", "plan_jobs", "run_listing", "FanOut", "PASSWORD_PLACEHOLDER"]
+__all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "FanOut", "PASSWORD_PLACEHOLDER"]
 
 FanOut = Literal["none", "deployments"]
 # The name the task template's password placeholder uses: {{secret:shop_password}}.
@@ -34,6 +35,11 @@ class ListingJob(BaseModel):
         return self.listing.sku
 
 
+def site_domains(site_url: str, allowed_domains: list[str] | None) -> list[str]:
+    """Where the batch's browsers may go: ``allowed_domains``, else the site's own host."""
+    return allowed_domains if allowed_domains is not None else [urlsplit(site_url).netloc]
+
+
 def plan_jobs(
     listings: list[ListingRecord],
     *,
@@ -47,7 +53,7 @@ def plan_jobs(
 ) -> list[ListingJob]:
     """Render every listing's task up front, so a template error fails the batch before any run."""
     template = load_task_template(task_template)
-    domains = allowed_domains if allowed_domains is not None else [urlsplit(site_url).netloc]
+    domains = site_domains(site_url, allowed_domains)
     jobs = []
     for listing in listings:
         resources = photo_resource_names(listing)
@@ -69,16 +75,23 @@ def plan_jobs(
     return jobs
 
 
-async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str) -> ListingResult:
-    """Run one listing to its end and describe the outcome; errors of the run become results."""
+async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str,
+                      login_session_key: str | None = None) -> ListingResult:
+    """Run one listing to its end and describe the outcome; errors of the run become results.
+
+    ``login_session_key``: the batch's shared login, whose cookies the listing's browser starts with.
+    """
     from prefect import get_run_logger
 
     logger = get_run_logger()
+    parameters = dict(job.parameters)
+    if login_session_key:  # only then: a deployment made before the parameter existed still works
+        parameters["login_session_key"] = login_session_key
     try:
         if fan_out == "deployments":
-            state, run_id = await _deployment_run(job, deployment=deployment, batch_id=batch_id)
+            state, run_id = await _deployment_run(job, parameters, deployment=deployment, batch_id=batch_id)
         else:
-            state, run_id = await _subflow_run(job)
+            state, run_id = await _subflow_run(job, parameters)
         return await _result_from_state(job, state, run_id)
     except Exception as exc:  # one listing's failure is its own result; the batch goes on
         logger.error("Listing %s failed: %s: %s", job.sku, type(exc).__name__, exc, exc_info=exc)
@@ -86,19 +99,20 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
                              content_hash=job.content_hash)
 
 
-async def _subflow_run(job: ListingJob) -> tuple[Any, str | None]:
+async def _subflow_run(job: ListingJob, parameters: dict[str, Any]) -> tuple[Any, str | None]:
     from flows.webtask_flow import run_webtask
 
-    state = await run_webtask.with_options(flow_run_name=job.sku)(**job.parameters, return_state=True)
+    state = await run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
     return state, _run_id(state)
 
 
-async def _deployment_run(job: ListingJob, *, deployment: str, batch_id: str) -> tuple[Any, str | None]:
+async def _deployment_run(job: ListingJob, parameters: dict[str, Any], *, deployment: str,
+                          batch_id: str) -> tuple[Any, str | None]:
     from prefect.deployments import arun_deployment
 
     flow_run = await arun_deployment(
         deployment,
-        parameters=job.parameters,
+        parameters=parameters,
         flow_run_name=job.sku,
         # The same batch attempt never submits a listing twice, even if the request is retried.
         idempotency_key=f"{batch_id}-{job.sku}-{job.content_hash}",

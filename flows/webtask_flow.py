@@ -6,8 +6,10 @@
                                session_key="shop-demo", secrets={"shop_password": "shop-password"})
 
 In order, so that bad input fails before a browser starts: check the parameters, read the Secret
-blocks, take the session key's lock and load the stored session, download the resources, set up the
-model client, start the task context; only then launch Chromium. Whatever happens, the browser is
+blocks, take the session key's lock and load the stored session (or read a shared login's cookies,
+``login_session_key``), download the resources, set up the model client, start the task context;
+only then open the browser — a Chromium of its own, or a context in the batch's
+:class:`~flows.browser_runtime.SharedBrowser`. Whatever happens, the tab (and an own Chromium) is
 closed, the resource folder removed and the lock released. The model endpoint and key come from the
 environment (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``), so deployments and tests run the same
 code; every parameter is JSON, so deployments can pass them.
@@ -25,11 +27,11 @@ from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed
 from pydantic import SecretStr
 
-from webtask_core.errors import BrowserCrashedError, ConfigError
+from webtask_core.errors import BrowserCrashedError, ConfigError, SessionFormatError
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM
 from webtask_core.resources import validate_resource_name
 from webtask_core.session import WorkerSession
-from webtask_core.storage import validate_session_key
+from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_context import TaskContext
 from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.worker import Worker, WorkerOptions
@@ -38,7 +40,7 @@ from .artifacts import SecretMasker, publish_run_artifacts
 from .browser_runtime import BrowserRuntime
 from .events import emit_task_event
 from .resources import downloaded_resources
-from .session_store import get_session_store, load_worker_session, save_session, session_lock
+from .session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from .steps import StepRun, step_task
 from .webtask_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
@@ -55,6 +57,7 @@ async def run_webtask(
     model: str | None = None,
     allowed_domains: list[str] | None = None,
     secrets: dict[str, str] | None = None,
+    login_session_key: str | None = None,
 ) -> WebtaskResult:
     """Run one web task with the agent.
 
@@ -68,13 +71,16 @@ async def run_webtask(
         model: the Anthropic model name; default: AnthropicLLM's.
         allowed_domains: top-level navigation is limited to these domains.
         secrets: placeholder name -> Prefect ``Secret`` block name, for ``{{secret:NAME}}``.
+        login_session_key: start with the cookies and local storage stored under this key (a site
+            login another run saved): read only — no lock, no conversation, nothing saved back. Used
+            when ``session_key`` brings no storage state of its own; a missing key is only a warning.
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
     ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()
-    _check_parameters(task, start_url, resources, session_key, allowed_domains)
+    _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key)
     secret_values = await load_secrets(secrets)
     masker = SecretMasker(secret_values)
     options = WorkerOptions(secrets={name: SecretStr(value) for name, value in secret_values.items()})
@@ -95,6 +101,9 @@ async def run_webtask(
                 previous, stored = loaded
                 storage_state, last_url = stored.storage_state, stored.last_url
                 logger.info("Continuing session %r (%d earlier task(s))", session_key, len(previous.previous_tasks) + 1)
+        if login_session_key and storage_state is None:
+            store = store or await get_session_store()
+            storage_state = await _login_storage_state(login_session_key, store)
         files = await stack.enter_async_context(downloaded_resources(resources or {}))
         llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
         browser = await stack.enter_async_context(
@@ -143,6 +152,7 @@ def _check_parameters(
     resources: Mapping[str, str] | None,
     session_key: str | None,
     allowed_domains: list[str] | None,
+    login_session_key: str | None = None,
 ) -> None:
     """The checks that need no I/O (Worker.start checks task, max_steps and the output schema)."""
     if not isinstance(task, str) or not task.strip():
@@ -155,6 +165,30 @@ def _check_parameters(
         validate_session_key(session_key)
     if allowed_domains is not None and not all(isinstance(d, str) and d.strip() for d in allowed_domains):
         raise ConfigError("allowed_domains", "must be a list of non-empty domain names")
+    if login_session_key is not None:
+        try:
+            validate_session_key(login_session_key)
+        except ConfigError as exc:
+            raise ConfigError("login_session_key", exc.problem) from None
+        if login_session_key == session_key:
+            raise ConfigError("login_session_key", "is the session_key itself; give session_key alone")
+
+
+async def _login_storage_state(login_session_key: str, store: SessionStore) -> dict[str, Any] | None:
+    """The storage state of a stored login, read without the key's lock (a snapshot is enough: the
+    task logs in itself when the cookies turn out stale). Missing or unreadable: a warning, None."""
+    logger = get_run_logger()
+    try:
+        stored = await load_session(login_session_key, store=store)
+    except SessionFormatError as exc:
+        logger.warning("Not using the stored login %r: %s", login_session_key, exc)
+        return None
+    if stored is None or not stored.storage_state:
+        logger.warning("No stored login %r at %s; the task logs in itself if it must",
+                       login_session_key, store.location(login_session_key))
+        return None
+    logger.info("Starting with the stored login %r (saved %s)", login_session_key, stored.saved_at.isoformat())
+    return stored.storage_state
 
 
 async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:

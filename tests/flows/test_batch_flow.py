@@ -50,11 +50,18 @@ def write_photos(folder: Path, rows: list[dict[str, Any]]) -> dict[str, bytes]:
 
 
 def requests_per_sku(requests: list[dict[str, Any]]) -> dict[str, int]:
+    """Model requests per listing (the batch's login task has no SKU and is left out)."""
     counts: dict[str, int] = {}
     for request in requests:
-        sku = task_json(request)["sku"]
-        counts[sku] = counts.get(sku, 0) + 1
+        sku = task_json(request).get("sku")
+        if sku is not None:
+            counts[sku] = counts.get(sku, 0) + 1
     return counts
+
+
+def login_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model requests of the batch's shared login task."""
+    return [request for request in requests if "sku" not in task_json(request)]
 
 
 def params(shop: Any, tmp_path: Path, **extra: Any) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 `ReplayPolicy` answers a fixed script. `MarketplaceListingPolicy` lists one item on the demo
 marketplace the way a careful model would: log in, check the SKU is not listed yet, fill the form,
-upload the photos by resource name, wait for the previews, confirm, publish, report the URL.
+upload the photos by resource name, wait for the previews, confirm, publish, report the URL; and
+handles a log-in task (task data without a SKU): log in if needed, then complete.
 """
 
 from __future__ import annotations
@@ -84,10 +85,11 @@ class MarketplaceListingPolicy:
 
     Task keys: sku, title, description, price, category, condition, photos (resource names),
     username, password (placeholders such as ``{{secret:shop_password}}`` are typed unchanged), and
-    optionally site_url (where to go when the browser starts on a blank page).
+    optionally site_url (where to go when the browser starts on a blank page). A task whose data has
+    no ``sku`` (username, password, site_url only) is a log-in task: log in if needed, then complete.
 
     - `abort_on_sku`: SKUs for which the policy aborts at once (to test failure handling).
-    - `login_only`: log in (if needed), then complete — for session-persistence tests.
+    - `login_only`: treat every task as a log-in task — for session-persistence tests.
     - `max_failed_turns`: abort after this many replies in a row had a failing tool call.
     - `max_form_attempts`: abort when the site rejects the form this many times.
     """
@@ -117,12 +119,14 @@ class _Step:
             return _abort(f"I cannot read the listing data: {exc}")
         if not isinstance(self.data, dict):
             return _abort("the task's ```json block is not an object")
-        needed = ("username", "password") if self.policy.login_only else _REQUIRED_KEYS + ("username", "password")
+        # A task whose data names no SKU is a log-in task (a batch's shared login).
+        self.login_only = self.policy.login_only or "sku" not in self.data
+        needed = ("username", "password") if self.login_only else _REQUIRED_KEYS + ("username", "password")
         missing = [key for key in needed if key not in self.data]
         if missing:
-            return _abort(f"the task's listing data lacks {', '.join(missing)}")
+            return _abort(f"the task's {'login' if self.login_only else 'listing'} data lacks {', '.join(missing)}")
         self.sku = str(self.data.get("sku", "")).strip()
-        if not self.policy.login_only and self.sku.casefold() in self.policy.abort_on_sku:
+        if not self.login_only and self.sku.casefold() in self.policy.abort_on_sku:
             return _abort(f"told to abort the listing of SKU {self.sku}")
 
         failures = error_streak(self.request)  # only the trailing run: earlier tasks do not count
@@ -144,7 +148,7 @@ class _Step:
 
         if self.path == "/login":
             return self._log_in()
-        if self.policy.login_only:
+        if self.login_only:
             return Reply(tool_uses=[ToolUse("complete", {"feedback": f"Logged in as {self.data['username']}."})])
         reply = self._route()
         banner = self._accept_cookies()

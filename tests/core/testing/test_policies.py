@@ -185,6 +185,23 @@ def test_login_only_completes_once_logged_in() -> None:
     ]
 
 
+def test_a_task_without_a_sku_is_a_login_task() -> None:
+    policy = MarketplaceListingPolicy(abort_on_sku={"shoe-001"})  # no SKU, nothing to abort
+    data = {"username": "demo", "password": "{{secret:shop_password}}", "site_url": SITE}
+    assert _calls(policy(build_request(f"{SITE}/login", LOGIN_TREE, data=data))) == [
+        ("fill", {"element_id": "input-0", "text": "demo"}),
+        ("fill", {"element_id": "input-1", "text": "{{secret:shop_password}}"}),
+        ("click", {"element_id": "button-0"}),
+    ]
+    # Logged in (or already logged in from stored cookies): done, without searching or listing.
+    assert _calls(policy(build_request(f"{SITE}/listings", LISTINGS_TREE, data=data))) == [
+        ("complete", {"feedback": "Logged in as demo."})
+    ]
+    assert _calls(policy(build_request("about:blank", "", data=data))) == [("navigate", {"url": SITE})]
+    assert _abort_reason(policy(build_request(f"{SITE}/login", LOGIN_TREE, data={"username": "demo"}))) == \
+        "the task's login data lacks password"
+
+
 def test_abort_on_sku() -> None:
     policy = MarketplaceListingPolicy(abort_on_sku={"shoe-001"})
     assert _abort_reason(policy(build_request(f"{SITE}/listings", LISTINGS_TREE))) == \
