@@ -9,16 +9,14 @@ the session's job.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Locator, Page, Request, Response
+from playwright.async_api import Frame, Locator, Page
 
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
@@ -84,6 +82,9 @@ class Target:
     element_id: str
     frame: Frame
     info: dict[str, Any]
+    # Set by a click made with the mouse when it started a navigation of the page, which the
+    # session's settle then waits for (Playwright's own click waits for it itself).
+    navigating: bool = False
 
     @property
     def locator(self) -> Locator:
@@ -151,8 +152,9 @@ async def click(target: Target, timeout_s: float) -> str:
 
 async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
     """Move onto the probed point, make sure the element is still there and still the one hit at
-    that point (hover effects can move or cover it), then press and release the button there; if
-    that started a navigation of the page, wait until it commits or fails, as Playwright's click does.
+    that point (hover effects can move or cover it), then press and release the button there, and
+    note whether that started a navigation of the page (for the settle to wait for, as Playwright's
+    click would).
 
     What Playwright's click would check first (visible, enabled, scrolled into view, not covered,
     not moving) the probe has checked, so this costs a few round trips instead of Playwright's
@@ -174,11 +176,9 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
         if time.monotonic() > deadline:
             raise ActionError(f"{target.element_id} keeps moving (an animation?); wait for it to stop, then click")
         current = again
-    async with _NavigationWatch(page) as watch:
-        await page.mouse.down()
-        await page.mouse.up()
-        if await _navigation_started(page):
-            await watch.wait(max(0.0, deadline - time.monotonic()))
+    await page.mouse.down()
+    await page.mouse.up()
+    target.navigating = await _navigation_started(page)
 
 
 async def _navigation_started(page: Page) -> bool:
@@ -189,56 +189,6 @@ async def _navigation_started(page: Page) -> bool:
         if is_closed_error(error):
             raise
         return True  # the document went away under the question: it navigated
-
-
-class _NavigationWatch:
-    """Listens, from before the click, for the main frame's next commit or its navigation request
-    ending without one (blocked, failed, a download, 204 No Content)."""
-
-    def __init__(self, page: Page) -> None:
-        self._page = page
-        self._ended = asyncio.Event()
-        self._redirects: set[Request] = set()
-        self._handlers: dict[str, Callable[[Any], None]] = {
-            "framenavigated": lambda frame: self._end() if frame is page.main_frame else None,
-            "response": self._response,
-            "requestfailed": self._request_ended,
-            "requestfinished": self._request_ended,
-            "download": lambda _: self._end(),
-            "close": lambda _: self._end(),
-        }
-
-    def _end(self) -> None:
-        self._ended.set()
-
-    def _response(self, response: Response) -> None:
-        if 300 <= response.status < 400:
-            self._redirects.add(response.request)
-
-    def _request_ended(self, request: Request) -> None:
-        if not request.is_navigation_request() or request in self._redirects:
-            return  # a redirect's hop ends and the next one starts: the navigation goes on
-        try:
-            frame = request.frame
-        except PlaywrightError:  # a service worker's request, or a new tab's first one
-            return
-        if frame is self._page.main_frame:
-            self._end()
-
-    async def __aenter__(self) -> _NavigationWatch:
-        for event, handler in self._handlers.items():
-            self._page.on(event, handler)  # type: ignore[call-overload]
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        for event, handler in self._handlers.items():
-            self._page.remove_listener(event, handler)
-
-    async def wait(self, timeout_s: float) -> None:
-        try:
-            await asyncio.wait_for(self._ended.wait(), timeout=timeout_s)
-        except TimeoutError:
-            pass  # still on its way: the settle that follows and the next observation see where it is
 
 
 async def hover(target: Target, timeout_s: float) -> str:

@@ -47,6 +47,7 @@ class BrowserSession:
         self._frames = FrameRegistry()
         self._targets: dict[str, Frame] = {}
         self._cdp_sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()  # for screenshots
+        self._click_navigated = False  # the current action's mouse click started a navigation
         self._closed = False
         context.on("close", lambda _: self._mark_closed())
 
@@ -105,10 +106,11 @@ class BrowserSession:
 
         async def act_and_settle() -> str:
             started = time.monotonic()
+            self._click_navigated = False
             message = await operation(page)
             await settle(
                 page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
-                timeout_s=self._config.settle_timeout_s, started=started,
+                timeout_s=self._config.settle_timeout_s, started=started, expect_navigation=self._click_navigated,
             )
             opened.extend(new for new in self._tabs.pages if new not in pages)
             await self._settle_new_tabs(opened)
@@ -267,7 +269,10 @@ class BrowserSession:
         frame = self._target_frame(element_id)
 
         async def operation(_: Page) -> str:
-            return await perform(await actions.probe(frame, element_id, scroll=scroll))
+            target = await actions.probe(frame, element_id, scroll=scroll)
+            message = await perform(target)
+            self._click_navigated = target.navigating
+            return message
 
         return await self._run(f"{verb} {element_id}", operation)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 
 from playwright.async_api import BrowserContext, Frame, Page, Request
@@ -26,6 +27,9 @@ QUIET_S = 0.1
 
 # How often to look whether a navigation in flight has committed (its request's events wake us sooner).
 _COMMIT_CHECK_S = 0.02
+# A navigation an action is known to have started must show its request within this long; one that
+# never does was handed to another program (mailto:) or dropped by the browser.
+_REQUEST_APPEARS_S = 0.5
 
 # One round trip that ends after the page's next painted frame (bounded, for a page whose rendering
 # is throttled). Event handlers and zero-delay timers queued by the action run first, and the request
@@ -43,6 +47,19 @@ def _frame_of(request: Request) -> Frame | None:
         return None
 
 
+async def _redirected(request: Request) -> bool:
+    """True if `request` was answered with a redirect whose next request has not been seen yet."""
+    if request.redirected_to is not None:
+        return False  # the next hop is known (and tracked) already
+    try:
+        response = await request.response()
+    except PlaywrightError as error:
+        if is_closed_error(error):
+            raise
+        return False
+    return response is not None and 300 <= response.status < 400
+
+
 class NetworkTracker:
     """Counts in-flight requests of one browser context and when the last one started."""
 
@@ -51,6 +68,7 @@ class NetworkTracker:
         self._changed = asyncio.Event()
         self.last_activity = time.monotonic()
         self.last_started = float("-inf")
+        self._navigations: deque[tuple[float, Request]] = deque(maxlen=32)  # (started, request), latest last
 
     def attach(self, context: BrowserContext) -> None:
         context.on("request", self._started)
@@ -68,6 +86,8 @@ class NetworkTracker:
     def _started(self, request: Request) -> None:
         self._inflight.add(request)
         self.last_started = time.monotonic()
+        if request.is_navigation_request():
+            self._navigations.append((self.last_started, request))
         self._touch()
 
     def _ended(self, request: Request) -> None:
@@ -83,16 +103,39 @@ class NetworkTracker:
         main = page.main_frame
         return any(request.is_navigation_request() and _frame_of(request) is main for request in self._inflight)
 
-    async def wait_navigation(self, page: Page, navigated: Callable[[], bool], deadline: float) -> None:
-        """While a document request of the main frame runs and has not committed, wait (bounded)."""
-        while self.navigation_pending(page) and not navigated():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+    def _latest_navigation(self, page: Page, since: float) -> Request | None:
+        main = page.main_frame
+        for at, request in reversed(self._navigations):
+            if at < since:
+                return None
+            if _frame_of(request) is main:
+                return request
+        return None
+
+    async def wait_navigation(
+        self, page: Page, navigated: Callable[[], bool], deadline: float, *, expected: bool = False,
+        since: float = float("-inf"),
+    ) -> None:
+        """Until the main frame commits a navigation (bounded): while its document request runs, and,
+        when the action is known to have started one (`expected`) at `since`, until its request has
+        been seen and ended without a commit (blocked, failed, a download, 204 No Content)."""
+        appear_by = time.monotonic() + _REQUEST_APPEARS_S
+        while not navigated():
+            now = time.monotonic()
+            if now >= deadline:
                 return
+            if not self.navigation_pending(page):
+                latest = self._latest_navigation(page, since)
+                if latest is None:
+                    if not expected or now >= appear_by:
+                        return  # nothing started; after appear_by: a link handed to another program
+                elif not await _redirected(latest):
+                    return  # its request ended without a commit
+                # else: a redirect answered, and the request of its next hop is still to show up
             self._changed.clear()
             try:
                 # Woken by any request starting or ending; the commit itself is checked on a short beat.
-                await asyncio.wait_for(self._changed.wait(), timeout=min(remaining, _COMMIT_CHECK_S))
+                await asyncio.wait_for(self._changed.wait(), timeout=min(deadline - now, _COMMIT_CHECK_S))
             except TimeoutError:
                 continue
 
@@ -121,14 +164,16 @@ async def settle(
     navigated: bool | Callable[[], bool],
     timeout_s: float,
     started: float | None = None,
+    expect_navigation: bool = False,
 ) -> None:
     """Let `page` settle after an action that began at `started` (time.monotonic(); None: just now).
 
     `navigated` says whether the page's main frame has committed a navigation since the action began
-    (a callable is asked again as things happen). A navigation the action asked for but that has not
-    committed yet (a link or form acted on with raw mouse events) is waited for while its request
-    runs. Then: load (if it navigated), one painted frame, and network quiet only if the action
-    caused requests that are still running or started after the document loaded."""
+    (a callable is asked again as things happen). A navigation the action started but that has not
+    committed yet (`expect_navigation`: a link or form clicked with the mouse), or one whose request
+    is seen running, is waited for until it commits or its request ends. Then: load (if it
+    navigated), one painted frame, and network quiet only if the action caused requests that are
+    still running or started after the document loaded."""
     if timeout_s <= 0 or page.is_closed():
         return
     has_navigated: Callable[[], bool] = navigated if callable(navigated) else (lambda: navigated)
@@ -136,8 +181,9 @@ async def settle(
     since = time.monotonic() if started is None else started
     try:
         if not has_navigated():
-            await _next_frame(page, deadline)  # the request of a navigation the action started shows up
-            await tracker.wait_navigation(page, has_navigated, deadline)
+            if not expect_navigation:
+                await _next_frame(page, deadline)  # the request of a navigation the action started shows up
+            await tracker.wait_navigation(page, has_navigated, deadline, expected=expect_navigation, since=since)
         if has_navigated():
             await page.wait_for_load_state("load", timeout=max(1.0, (deadline - time.monotonic()) * 1000))
             # The new document's own requests ended with its load; what starts after it is the page's
