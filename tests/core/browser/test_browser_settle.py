@@ -56,6 +56,24 @@ async def test_a_click_that_submits_a_form_waits_for_the_new_page(browser_sessio
     assert await result_text(browser_session) == "Arrived with ?sent=1"
 
 
+async def test_a_link_through_a_redirect_is_followed_to_the_page_it_lands_on(browser_session, sites):
+    ids = await open_settle_page(browser_session, sites)
+    message = await browser_session.click(ids["Through a redirect"])
+    assert message == f"clicked {ids['Through a redirect']}; page navigated to {sites.url('settle.html?via=redirect')}"
+    assert await result_text(browser_session) == "Arrived with ?via=redirect"
+
+
+async def test_links_that_never_load_a_page_leave_it_where_it_was(browser_session, sites):
+    ids = await open_settle_page(browser_session, sites)
+    assert browser_session.page is not None
+    await browser_session.page.route("**/no-content", lambda route: route.fulfill(status=204))
+    # 204 No Content: the request ends and nothing commits; mailto: goes to another program.
+    assert await browser_session.click(ids["Nothing comes back"]) == f"clicked {ids['Nothing comes back']}"
+    assert await browser_session.click(ids["Write to us"]) == f"clicked {ids['Write to us']}"
+    assert browser_session.url == sites.url("settle.html")
+    assert await result_text(browser_session) == "Nothing yet"
+
+
 async def test_a_moving_element_is_clicked_where_it_stops(browser_session, sites):
     ids = await open_settle_page(browser_session, sites)
     await browser_session.click(ids["Start sliding"])
