@@ -10,9 +10,11 @@ request which is an identical prefix of the next one (what prompt caching can re
 the recorded request bodies in tokens: tools → system → messages, block by block, a differing text
 block counted up to its first differing character. Ends with one JSON line.
 
-    .venv/bin/python benchmarks/step_overhead.py [--runs 3] [--screenshots both|on|off]
+    .venv/bin/python benchmarks/step_overhead.py [--runs 3] [--screenshots both|on|off] [--scale 0.6]
 
 Targets: median under 150 ms per step outside the model; prefix share above 80 % from step 3 on.
+Wall times depend on what else the machine runs, so the load average at the start and the CPU time
+the whole process tree (this process, the Playwright driver, Chromium) spent per step are printed too.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -86,7 +89,33 @@ def prefix_share(request: dict[str, Any], following: dict[str, Any]) -> float:
     return shared / total if total else 0.0
 
 
-async def run(runs: int, screenshots: bool) -> dict[str, Any]:
+def _tree_cpu_s() -> float | None:
+    """CPU seconds used so far by this process and every process below it (Linux /proc), else None."""
+    if not os.path.isdir("/proc"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue  # ended while we looked
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        used[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    total, stack = 0.0, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        total += used.get(pid, 0.0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().screenshot_scale) -> dict[str, Any]:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     steps: list[Step] = []
     shares: list[tuple[int, float]] = []  # (step index, share of that request reused by the next)
     tokens: list[tuple[int, int]] = []
@@ -96,8 +125,11 @@ async def run(runs: int, screenshots: bool) -> dict[str, Any]:
         photos = [Path(folder) / "front.jpg", Path(folder) / "back.png"]
         Image.new("RGB", (800, 600), (200, 30, 90)).save(photos[0], "JPEG")
         Image.new("RGB", (600, 600), (20, 120, 200)).save(photos[1], "PNG")
-        options = WorkerOptions(screenshots=screenshots, secrets={"shop_password": SecretStr(PASSWORD)})
+        options = WorkerOptions(screenshots=screenshots, screenshot_scale=scale,
+                                secrets={"shop_password": SecretStr(PASSWORD)})
         browser = await Browser.launch(BrowserConfig())
+        cpu_before = _tree_cpu_s()  # Chromium's start-up is not a step's
+        cpu_after = None
         try:
             async with FakeAnthropicServer(MarketplaceListingPolicy()) as server:
                 async with AnthropicLLM(base_url=server.base_url, api_key="bench") as llm:
@@ -120,9 +152,13 @@ async def run(runs: int, screenshots: bool) -> dict[str, Any]:
                             tokens.append((step.index, prompt))
                             if step.index >= 3 and prompt:
                                 cache_read_share.append(usage.cache_read_tokens / prompt)
+            cpu_after = _tree_cpu_s()  # before Chromium exits (its time would leave the tree)
         finally:
             await browser.close()
     elapsed = time.perf_counter() - started
+    cpu_per_step = (
+        round(1000 * (cpu_after - cpu_before) / len(steps), 1) if cpu_before is not None and cpu_after is not None else None
+    )
 
     outside = [s.timings.total_ms - s.timings.model_ms for s in steps]
     parts = {
@@ -132,8 +168,9 @@ async def run(runs: int, screenshots: bool) -> dict[str, Any]:
                         for s in steps],
         "model_call": [s.timings.model_ms for s in steps],
     }
-    print(f"{runs} run(s) of the marketplace listing task, {len(steps)} steps, screenshots "
-          f"{'on' if screenshots else 'off'}, {elapsed:.1f} s\n")
+    shown = f"on at {scale:g} scale" if screenshots else "off"
+    print(f"{runs} run(s) of the marketplace listing task, {len(steps)} steps, screenshots {shown}, "
+          f"{elapsed:.1f} s; load average {load if load is None else round(load, 1)} on {os.cpu_count()} cores\n")
     print(f"{'step':>4}  {'outside ms':>10}  {'observe':>8}  {'act':>8}  {'book':>6}  {'in tokens':>9}  {'prefix→next':>11}")
     share_by_step = dict(shares[: len(steps) // runs])
     first_run = steps[: len(steps) // runs]
@@ -156,6 +193,9 @@ async def run(runs: int, screenshots: bool) -> dict[str, Any]:
         "runs": runs,
         "steps": len(steps),
         "screenshots": screenshots,
+        "screenshot_scale": scale if screenshots else None,
+        "load_average": None if load is None else round(load, 2),
+        "cpu_ms_per_step": cpu_per_step,
         "median_outside_model_ms": round(statistics.median(outside), 1),
         "p90_outside_model_ms": round(sorted(outside)[int(0.9 * (len(outside) - 1))], 1),
         "median_parts_ms": {name: round(statistics.median(values), 1) for name, values in parts.items()},
@@ -168,7 +208,8 @@ async def run(runs: int, screenshots: bool) -> dict[str, Any]:
         "seconds": round(elapsed, 1),
     }
     print(f"\nmedian outside the model: {figures['median_outside_model_ms']} ms per step "
-          f"(target < 150); parts: {figures['median_parts_ms']}")
+          f"(target < 150); parts: {figures['median_parts_ms']}; CPU of the whole process tree "
+          f"{cpu_per_step} ms per step")
     print(f"prefix share from step 3: min {figures['min_prefix_share_from_step_3']}, median "
           f"{figures['median_prefix_share_from_step_3']} (target > 0.8); fake cache read share "
           f"{figures['median_cache_read_share_from_step_3']}")
@@ -179,11 +220,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--screenshots", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--scale", type=float, default=WorkerOptions().screenshot_scale,
+                        help="size of the model's screenshot relative to the viewport (default: the worker's)")
     args = parser.parse_args()
     modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.screenshots]
     results = {}
     for screenshots in modes:
-        results["screenshots_on" if screenshots else "screenshots_off"] = asyncio.run(run(args.runs, screenshots))
+        results["screenshots_on" if screenshots else "screenshots_off"] = asyncio.run(run(args.runs, screenshots, args.scale))
         print()
     sys.stdout.flush()
     print(json.dumps({"benchmark": "step_overhead", **results}))

@@ -139,7 +139,12 @@ async def _visible(frame: Frame, locator: Locator, deadline: float) -> None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            await frame.evaluate(_NEXT_MUTATION, min(_RECHECK_S, remaining) * 1000)
+            wait_s = min(_RECHECK_S, remaining)
+            try:
+                # Bounded here too: a page that replaced setTimeout must not make this wait forever.
+                await asyncio.wait_for(frame.evaluate(_NEXT_MUTATION, wait_s * 1000), timeout=wait_s + _RECHECK_S)
+            except TimeoutError:
+                continue
         except PlaywrightError as error:
             if is_closed_error(error) or frame.is_detached():
                 raise
