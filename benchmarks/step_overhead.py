@@ -90,7 +90,8 @@ def prefix_share(request: dict[str, Any], following: dict[str, Any]) -> float:
 
 
 def _tree_cpu_s() -> float | None:
-    """CPU seconds used so far by this process and every process below it (Linux /proc), else None."""
+    """CPU seconds used so far by this process and every process below it, the ones that have
+    ended included (Linux /proc), else None."""
     if not os.path.isdir("/proc"):
         return None
     tick = os.sysconf("SC_CLK_TCK")
@@ -105,7 +106,8 @@ def _tree_cpu_s() -> float | None:
         except (FileNotFoundError, ProcessLookupError, IndexError):
             continue  # ended while we looked
         children.setdefault(int(fields[1]), []).append(int(entry))
-        used[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+        # Own time plus that of children already reaped (Chromium's closed renderers).
+        used[int(entry)] = sum(int(value) for value in fields[11:15]) / tick
     total, stack = 0.0, [os.getpid()]
     while stack:
         pid = stack.pop()
