@@ -135,10 +135,12 @@ class BrowserRuntime:
         *,
         storage_state: dict[str, Any] | None = None,
         allowed_domains: Sequence[str] | None = None,
+        block_requests: bool = False,
         shared: SharedBrowser | None = None,
     ):
         self.config = config or BrowserConfig()
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
+        self.block_requests = block_requests
         self.storage_state_snapshot: dict[str, Any] | None = storage_state
         self.url_snapshot: str = ""
         self.relaunches = 0
@@ -240,7 +242,9 @@ class BrowserRuntime:
                 self._browser = await Browser.launch(self.config)
             browser = self._browser
         self._session = await browser.new_session(
-            storage_state=self.storage_state_snapshot, allowed_domains=self.allowed_domains
+            storage_state=self.storage_state_snapshot,
+            allowed_domains=self.allowed_domains,
+            block_requests=self.block_requests,
         )
 
     async def _discard_dead(self) -> None:

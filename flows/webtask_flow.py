@@ -17,6 +17,7 @@ code; every parameter is JSON, so deployments can pass them.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
@@ -27,13 +28,17 @@ from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed
 from pydantic import SecretStr
 
+from webtask_core.agent import check_start_url
 from webtask_core.errors import BrowserCrashedError, ConfigError, SessionFormatError
-from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM
+from webtask_core.hosts import HostPatterns
+from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
+from webtask_core.secrets import SecretValues
 from webtask_core.resources import validate_resource_name
 from webtask_core.session import WorkerSession
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_context import TaskContext
 from webtask_core.tools.base import SECRET_PLACEHOLDER
+from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 
 from .artifacts import SecretMasker, publish_run_artifacts
@@ -58,6 +63,7 @@ async def run_webtask(
     allowed_domains: list[str] | None = None,
     secrets: dict[str, str] | None = None,
     login_session_key: str | None = None,
+    block_requests: bool = False,
 ) -> WebtaskResult:
     """Run one web task with the agent.
 
@@ -70,20 +76,29 @@ async def run_webtask(
         output_schema: a JSON schema (``"type": "object"``) the task's output must match.
         model: the Anthropic model name; default: AnthropicLLM's.
         allowed_domains: top-level navigation is limited to these domains.
-        secrets: placeholder name -> Prefect ``Secret`` block name, for ``{{secret:NAME}}``.
+        secrets: placeholder name -> where its value comes from, for ``{{secret:NAME}}``: a Prefect
+            ``Secret`` block name, or ``env:VARIABLE`` for an environment variable of the worker.
+            With ``allowed_domains``, secrets are only typed on those domains.
         login_session_key: start with the cookies and local storage stored under this key (a site
             login another run saved): read only — no lock, no conversation, nothing saved back. Used
             when ``session_key`` brings no storage state of its own; a missing key is only a warning.
+        block_requests: with ``allowed_domains``, also block the page's own requests to other hosts.
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
     ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()
-    _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key)
+    allowed = _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key,
+                                model=model, output_schema=output_schema)
     secret_values = await load_secrets(secrets)
     masker = SecretMasker(secret_values)
-    options = WorkerOptions(secrets={name: SecretStr(value) for name, value in secret_values.items()})
+    scrubber = SecretValues(secret_values)
+    options = WorkerOptions(
+        secrets={name: SecretStr(value) for name, value in secret_values.items()},
+        # Secrets are typed only where navigation may go.
+        secret_domains=list(allowed) if allowed else None,
+    )
     run_context = FlowRunContext.get()
     flow_run_id = str(run_context.flow_run.id) if run_context and run_context.flow_run else None
     flow_name = run_context.flow.name if run_context and run_context.flow else "run-webtask"
@@ -107,7 +122,8 @@ async def run_webtask(
         files = await stack.enter_async_context(downloaded_resources(resources or {}))
         llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
         browser = await stack.enter_async_context(
-            BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains)
+            BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains,
+                           block_requests=block_requests)
         )
         worker = Worker(llm, browser.current_session, options=options)
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
@@ -127,8 +143,15 @@ async def run_webtask(
         session = await _finish(worker, ctx, browser)
         if session_key and store is not None:
             state, url = await browser.final_state()
-            await save_session(session_key, session, storage_state=state, last_url=url or session.final_url,
-                               store=store)
+            url = url or session.final_url
+            # A GET form can put a secret in the URL, a site can keep it in a cookie: neither is stored.
+            if url and scrubber.contains(url):
+                url = None
+            if state:
+                state, dropped = scrubber.drop_secret_entries(state)
+                if dropped:
+                    logger.info("Not storing %d cookie/storage entr(ies) that hold a secret", dropped)
+            await save_session(session_key, session, storage_state=state, last_url=url, store=store)
         relaunches = browser.relaunches
     # Here the browser is closed, the resource folder removed and the session key released.
 
@@ -153,18 +176,23 @@ def _check_parameters(
     session_key: str | None,
     allowed_domains: list[str] | None,
     login_session_key: str | None = None,
-) -> None:
-    """The checks that need no I/O (Worker.start checks task, max_steps and the output schema)."""
+    *,
+    model: str | None = None,
+    output_schema: dict[str, Any] | None = None,
+) -> HostPatterns:
+    """The checks that need no I/O, so bad input fails before the lock, downloads or Chromium.
+    Returns the allowed domains as patterns."""
     if not isinstance(task, str) or not task.strip():
         raise ConfigError("task", "must be a non-empty string")
-    if start_url is not None and not (isinstance(start_url, str) and start_url.startswith(("http://", "https://"))):
-        raise ConfigError("start_url", f"{start_url!r} is not an http(s) URL")
+    allowed = HostPatterns(allowed_domains)
+    check_start_url(start_url, allowed)
+    if model is not None:
+        check_model_name(model)
+    OutputSpec(output_schema)  # an invalid JSON schema is named here, not at the first set_output
     for name in resources or {}:
         validate_resource_name(name)  # before anything is downloaded
     if session_key is not None:
         validate_session_key(session_key)
-    if allowed_domains is not None and not all(isinstance(d, str) and d.strip() for d in allowed_domains):
-        raise ConfigError("allowed_domains", "must be a list of non-empty domain names")
     if login_session_key is not None:
         try:
             validate_session_key(login_session_key)
@@ -172,6 +200,7 @@ def _check_parameters(
             raise ConfigError("login_session_key", exc.problem) from None
         if login_session_key == session_key:
             raise ConfigError("login_session_key", "is the session_key itself; give session_key alone")
+    return allowed
 
 
 async def _login_storage_state(login_session_key: str, store: SessionStore) -> dict[str, Any] | None:
@@ -192,7 +221,8 @@ async def _login_storage_state(login_session_key: str, store: SessionStore) -> d
 
 
 async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
-    """Placeholder name -> value, read from the Prefect ``Secret`` blocks the mapping names."""
+    """Placeholder name -> value, read from the Prefect ``Secret`` blocks the mapping names, or from
+    the environment for ``env:VARIABLE`` (workers that get secrets injected by their platform)."""
     if not secrets:
         return {}
     from prefect.blocks.system import Secret
@@ -201,6 +231,13 @@ async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
     for name, block_name in secrets.items():
         if not isinstance(name, str) or not SECRET_PLACEHOLDER.fullmatch("{{secret:" + name + "}}"):
             raise ConfigError("secrets", f"{name!r} cannot be used in a {{{{secret:NAME}}}} placeholder")
+        if isinstance(block_name, str) and block_name.startswith("env:"):
+            variable = block_name[len("env:"):]
+            env_value = os.environ.get(variable)
+            if not variable or not env_value:
+                raise ConfigError("secrets", f"{name!r}: the environment variable {variable!r} is not set")
+            values[name] = env_value
+            continue
         try:
             block = await Secret.aload(block_name)
         except ValueError as exc:

@@ -158,9 +158,8 @@ async def test_a_page_echoing_the_secret_leaves_no_trace(flow_env, shop_secret, 
     ])
     try:
         async with fake_model_env(script, monkeypatch) as server:
-            # No session_key yet: the flow stores the live last URL unscrubbed (a GET form puts the value
-            # there); see the hardening report for the change flows/webtask_flow.py needs.
-            state = await run_webtask("Save the profile.", start_url=pages.url("/form"),
+            # With a session key: the GET form put the value in the last URL, which must not be stored.
+            state = await run_webtask("Save the profile.", start_url=pages.url("/form"), session_key="hardening-echo",
                                       secrets=shop_secret, allowed_domains=["127.0.0.1"], return_state=True)
             requests = server.requests
     finally:

@@ -53,6 +53,11 @@ async def test_missing_secret_block_is_named(flow_env, shop, monkeypatch):
     ({"session_key": "../etc"}, "session_key"),
     ({"output_schema": {"type": "array"}}, "output_schema"),
     ({"start_url": "ftp://example.com"}, "start_url"),
+    ({"start_url": "not a url"}, "start_url"),
+    ({"model": "gpt-4o"}, "model"),
+    ({"output_schema": {"type": "object", "properties": {"x": {"type": "no-such-type"}}}}, "output_schema"),
+    ({"allowed_domains": ["https://shop.example/path"]}, "allowed_domains"),
+    ({"secrets": {"shop_password": "env:WEBTASK_TEST_UNSET_VARIABLE"}}, "WEBTASK_TEST_UNSET_VARIABLE"),
 ])
 async def test_bad_parameters_are_named(flow_env, shop, monkeypatch, parameters, named):
     state = await _failed_run(monkeypatch, shop, **parameters)
@@ -64,3 +69,12 @@ async def test_bad_parameters_are_named(flow_env, shop, monkeypatch, parameters,
 async def test_start_url_outside_allowed_domains_fails_and_closes_the_browser(flow_env, shop, monkeypatch):
     state = await _failed_run(monkeypatch, shop, allowed_domains=["shop.example"])
     assert "start_url" in state.message
+
+
+async def test_secrets_can_come_from_the_workers_environment(monkeypatch):
+    from flows.webtask_flow import load_secrets
+
+    monkeypatch.setenv("WEBTASK_TEST_SHOP_PASSWORD", "from-the-environment")
+    assert await load_secrets({"shop_password": "env:WEBTASK_TEST_SHOP_PASSWORD"}) == {
+        "shop_password": "from-the-environment"
+    }
