@@ -198,17 +198,22 @@ class BrowserRuntime:
         """
         if self.is_alive:
             return False
-        target = self.url_snapshot if self.url_snapshot not in _BLANK_URLS else (fallback_url or "")
-        logger.warning("The browser died; reopening the task's tab at %s", target or "about:blank")
+        logger.warning("The browser died")
+        await self.reopen(fallback_url)
+        return True
+
+    async def reopen(self, fallback_url: str | None = None, *, blank: bool = False) -> None:
+        """Replace the task's tab (relaunching a dead browser), at the snapshot URL unless ``blank``."""
+        target = "" if blank else (self.url_snapshot if self.url_snapshot not in _BLANK_URLS else (fallback_url or ""))
+        logger.warning("Reopening the task's tab at %s", target or "about:blank")
         await self._discard_dead()
         await self._start_session()
         self.relaunches += 1
         if target not in _BLANK_URLS:
             try:
                 await self.current_session().navigate(target)
-            except ActionError as exc:  # e.g. the page is gone now: the model will see where it is
-                logger.warning("After the relaunch, %s could not be opened again: %s", target, exc)
-        return True
+            except ActionError as exc:  # the model will see where it is
+                logger.warning("%s could not be opened again: %s", target, exc)
 
     async def snapshot(self) -> None:
         """Remember cookies, local storage and the URL (after a successful step)."""

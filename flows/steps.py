@@ -21,7 +21,7 @@ from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import exponential_backoff
 
-from webtask_core.errors import ConfigError, TransientError
+from webtask_core.errors import ConfigError, ModelTransientError, TransientError
 from webtask_core.session import Step
 
 from .artifacts import SecretMasker, publish_step_artifact
@@ -71,6 +71,8 @@ class StepRun:
         self.attempts: dict[int, int] = {}  # step index -> task attempts (1 = no retry)
         # step index -> milliseconds spent in the task outside Worker.step (last attempt)
         self.bookkeeping_ms: dict[int, dict[str, float]] = {}
+        # Failures of the page or browser (not the model) in a row: the retry gets a fresh tab.
+        self.page_failures = 0
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
         return f"StepRun(task={self.ctx.task[:40]!r}, steps_used={self.ctx.steps_used})"
@@ -116,8 +118,19 @@ async def run_step(run: StepRun, index: int) -> Step:
     else:
         if index != ctx.next_index:
             raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
-        await run.browser.ensure_alive(ctx.current_url)
-        step = await run.worker.step(ctx)
+        try:
+            if run.page_failures:
+                # A page stuck in a script or a load can keep failing in the same tab: retry in a
+                # fresh one at the last good URL, then on a blank page (the URL may be the problem).
+                await run.browser.reopen(ctx.current_url, blank=run.page_failures > 1)
+            else:
+                await run.browser.ensure_alive(ctx.current_url)
+            step = await run.worker.step(ctx)
+        except TransientError as error:
+            if not isinstance(error, ModelTransientError):
+                run.page_failures += 1
+            raise
+        run.page_failures = 0
     snapshot_started = time.perf_counter()
     await run.browser.snapshot()
     artifact_started = time.perf_counter()

@@ -7,9 +7,8 @@ and leave no Chromium process and no temporary folder behind. ``run_flow_case`` 
 ``benchmarks/faults.py --flow`` runs.
 
 Expected: the model faults, the malformed replies, a killed browser and the slow or hanging pages
-are recovered from; a page stuck in a script ends the run Failed with the reason (the flow retries
-the step in the same stuck tab, see the hardening report); S3 going away fails the run before a
-browser starts, naming the object.
+are recovered from; a page stuck in a script is left for a fresh tab, then a blank one; S3 going
+away fails the run before a browser starts, naming the object.
 """
 
 from __future__ import annotations
@@ -209,8 +208,10 @@ async def test_the_flow_ends_in_a_defined_state_and_leaves_nothing(
         assert result.outcome == "recovered", result
     if case.kind == "malformed":
         assert result.malformed_replies == MALFORMED_PER_FLOW_RUN == result.malformed_seen_as_errors
-    if case.kind == "page_script_hangs":  # the same stuck tab on every retry: a clean, named failure
-        assert result.outcome == "aborted" and "did not respond" in result.reason, result
+    if case.kind == "page_script_hangs":
+        # The retried step gets a fresh tab, then a blank one, so the run gets away from the spinning
+        # page; the scripted detour policy may then fail to make progress: either way a named end.
+        assert result.outcome in ("recovered", "aborted"), result
     if case.kind == "s3_gone":
         assert proxy is not None and proxy.cut.is_set()
         assert result.outcome == "aborted" and result.status == "TransientError", result
