@@ -2,10 +2,12 @@
 
 The demo marketplace, the scripted offline model answering every call after a fixed delay
 (``--latency``, 0.5 s like a fast real model), and ``batch-listing-upload`` on Prefect's embedded
-server. Each concurrency level gets a fresh ledger and an empty marketplace, so every listing runs.
-Memory is sampled while the batch runs: the PSS of this process plus every Chromium process it
-started; "per concurrent listing" is the growth of the peak from 1 to the highest concurrency,
-divided by the extra listings in flight.
+server. Each concurrency level gets a fresh ledger, a fresh session store and an empty marketplace,
+so every listing runs and every level logs in once (the batch's shared login task, then one
+Chromium with a context per listing). Memory is sampled while the batch runs: the PSS of this
+process plus every Chromium process it started; "per concurrent listing" is the growth of the peak
+from 1 to the highest concurrency, divided by the extra listings in flight. Model requests are
+counted per listing and for the login task.
 
     .venv/bin/python benchmarks/batch_throughput.py            # 4 listings per level (1-2 minutes)
     .venv/bin/python benchmarks/batch_throughput.py --full     # the 20 listings of the target
@@ -82,10 +84,14 @@ class MemorySampler:
         self._thread.join()
 
 
-async def _run_level(concurrency: int, count: int, shop: object, manifest: Path, workdir: Path) -> dict:
+async def _run_level(concurrency: int, count: int, shop: object, model: object, manifest: Path,
+                     workdir: Path) -> dict:
     from flows.batch import batch_listing_upload, batch_results
+    from webtask_core.testing.request_view import task_json
 
-    shop.reset()  # type: ignore[attr-defined]
+    shop.reset(sign_out=True)  # type: ignore[attr-defined]
+    model.reset()  # type: ignore[attr-defined]
+    os.environ["WEBTASK_SESSION_STORE"] = str(workdir / f"sessions-{concurrency}")  # no login carried over
     with MemorySampler() as memory:
         started = time.perf_counter()
         state = await batch_listing_upload(
@@ -97,9 +103,14 @@ async def _run_level(concurrency: int, count: int, shop: object, manifest: Path,
     results = await batch_results(state)
     completed = sum(1 for r in results if r.status == "completed")
     steps = sum(r.steps for r in results)
+    requests = model.requests  # type: ignore[attr-defined]
+    login = sum(1 for request in requests if "sku" not in task_json(request))
+    logins = sum(1 for r in shop.request_log if r.method == "POST" and r.path == "/login")  # type: ignore[attr-defined]
     return {
         "concurrency": concurrency, "listings": count, "completed": completed, "seconds": round(seconds, 2),
         "listings_per_minute": round(60.0 * completed / seconds, 2), "steps": steps,
+        "model_requests_per_listing": round((len(requests) - login) / max(count, 1), 2),
+        "login_requests": login, "site_logins": logins,
         "peak_pss_mib": round(memory.peak_mib, 1), "peak_browsers": memory.peak_chromium,
     }
 
@@ -119,12 +130,13 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
         os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = model.base_url, "bench"
         rows = []
         for concurrency in levels:
-            row = await _run_level(concurrency, count, shop, manifest, workdir)
+            row = await _run_level(concurrency, count, shop, model, manifest, workdir)
             rows.append(row)
             print(f"max_concurrency={concurrency}: {row['completed']}/{count} listings in {row['seconds']} s "
-                  f"= {row['listings_per_minute']} listings/min ({row['steps']} steps); peak memory "
-                  f"{row['peak_pss_mib']} MiB (PSS) with {row['peak_browsers']} Chromium browser process(es)",
-                  flush=True)
+                  f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
+                  f"{row['model_requests_per_listing']} model requests per listing + {row['login_requests']} "
+                  f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
+                  f"with {row['peak_browsers']} Chromium browser process(es)", flush=True)
     first, last = rows[0], rows[-1]
     speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
     extra = last["concurrency"] - first["concurrency"]

@@ -19,7 +19,6 @@ listing completed, else ``Failed`` naming the SKUs that did not; either way its 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -31,9 +30,10 @@ from webtask_core.listings import ListingRecord
 
 from flows.batch_artifacts import BatchProgress, publish_summary, summary_line
 from flows.batch_ledger import LedgerRecordError, ListingLedger, open_ledger
-from flows.batch_login import ensure_shared_login, plan_login
+from flows.batch_login import announce_login, plan_login, start_shared_login
 from flows.batch_models import ListingResult
 from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
+from flows.batch_starts import SubflowStarts
 from flows.browser_runtime import SharedBrowser
 from flows.manifest import BatchInput, load_batch_input
 
@@ -149,23 +149,34 @@ async def batch_listing_upload(
                 ", as deployment runs" if fan_out == "deployments" else "")
 
     gate = asyncio.Semaphore(max_concurrency)
-    login_key: str | None = None
 
-    async def run_one(job: ListingJob) -> None:
+    starts = SubflowStarts()  # in this process: one subflow start at a time (see flows.batch_starts)
+
+    async def run_one(job: ListingJob, login_key: str | None) -> None:
         async with gate:
             result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
-                                       login_session_key=login_key)
+                                       login_session_key=login_key, starts=starts)
         if result.status == "completed":
             await _remember(book, job, result)
         await settle(result)
 
-    # In this process: one Chromium for the login and every listing (a context each), closed here.
-    async with SharedBrowser() if fan_out == "none" else contextlib.nullcontext() as shared:
-        if pending:
-            login_key = await ensure_shared_login(login, fan_out=fan_out, deployment=deployment,
-                                                  batch_id=batch_id)
-        await asyncio.gather(*(run_one(job) for job in pending))
-    if shared is not None:
+    if pending and fan_out == "deployments":  # workers read the login from the store: submit once it is there
+        logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id)
+        login_key = await logged_in
+        await asyncio.gather(*(run_one(job, login_key) for job in pending))
+    elif pending:
+        # One Chromium for the login and every listing (a context each), closed here. The listings
+        # start while the login runs and wait for it just before opening their context.
+        async with SharedBrowser() as shared:
+            logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
+                                                 starts=starts)
+            try:
+                with announce_login(login.session_key, logged_in):
+                    await asyncio.gather(*(run_one(job, login.session_key) for job in pending))
+            finally:  # normally long done: every listing waited for it
+                if not logged_in.done():
+                    logged_in.cancel()
+                await asyncio.wait([logged_in])
         logger.info("The batch's shared browser was launched %d time(s)", shared.launches)
 
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)

@@ -6,8 +6,10 @@ prefix that fan-out workers must share). When it is usable — saved less than
 ``login_max_age_minutes`` ago by a login task that completed, with unexpired cookies for the site —
 nothing happens. Otherwise the stale document is removed and one ``run-webtask`` run named "login"
 (the ``prompts/login_task.yaml`` task, with the key as its ``session_key``) logs in and saves the
-storage state. Each listing then gets ``login_session_key``: its browser context starts from that
-storage state, read only, so listings never wait for one another. A listing that finds itself
+storage state. Each listing gets ``login_session_key``: its browser context starts from that
+storage state, read only, so listings never wait for one another. In the batch's process the
+listings start while the login runs (:func:`announce_login`) and wait for it only just before
+opening their browser context; fanned out, they are submitted once it completed. A listing that finds itself
 logged out anyway (a cookie the site revoked) logs in itself: its task says "log in if needed".
 
 A login that fails does not stop the batch: it logs a warning and the listings log in themselves.
@@ -16,16 +18,20 @@ A login that fails does not stop the batch: it logs a warning and the listings l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib.resources
 import json
 import re
 from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
+from flows.batch_starts import SubflowStarts
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.listings import load_task_template
 from webtask_core.session import WorkerStatus
@@ -37,7 +43,9 @@ __all__ = [
     "login_session_key_for",
     "render_login_task",
     "stored_login_problem",
-    "ensure_shared_login",
+    "start_shared_login",
+    "announce_login",
+    "wait_for_announced_login",
     "LOGIN_RUN_NAME",
     "LOGIN_MAX_STEPS",
 ]
@@ -142,9 +150,15 @@ def stored_login_problem(stored: StoredSession | None, *, site_url: str, max_age
     return None
 
 
-async def ensure_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str) -> str | None:
-    """Make sure a usable login is stored under ``plan.session_key``; the key, or None when the
-    login task did not complete (the listings then log in themselves)."""
+async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
+                             starts: SubflowStarts | None = None) -> "asyncio.Future[str | None]":
+    """Make sure a usable login will be stored under ``plan.session_key``.
+
+    Reads the stored login first (a session store that cannot be read fails the batch here, before
+    any run). Returns a future of the key — done at once when the stored login is reused, else the
+    running login task's — which gives None when the login did not complete (the listings then log
+    in themselves).
+    """
     from prefect import get_run_logger
 
     from flows.session_store import get_session_store, load_session
@@ -161,12 +175,23 @@ async def ensure_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str,
                                        max_age=timedelta(minutes=plan.max_age_minutes))
     if problem is None:
         logger.info("Reusing the stored login %r (saved %s)", key, stored.saved_at.isoformat())  # type: ignore[union-attr]
-        return key
+        done: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        done.set_result(key)
+        return done
     logger.info("Logging in once for the batch: %s", problem)
     # A fresh login task, not one continuing the last login's conversation (that would grow nightly).
     await asyncio.to_thread(store.delete, key)
+    return asyncio.ensure_future(_log_in(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
+                                         starts=starts))
+
+
+async def _log_in(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
+                  starts: SubflowStarts | None) -> str | None:
+    from prefect import get_run_logger
+
+    logger = get_run_logger()
     try:
-        state = await _run_login(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id)
+        state = await _run_login(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id, starts=starts)
     except Exception as exc:  # the listings can still log in themselves; the login run shows why in the UI
         logger.warning("The shared login failed (%s: %s); every listing logs in itself", type(exc).__name__, exc,
                        exc_info=exc)
@@ -176,10 +201,38 @@ async def ensure_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str,
         logger.warning("The shared login ended %s (%s); every listing logs in itself",
                        state.name if state is not None else "without a state", message)
         return None
-    return key
+    return plan.session_key
 
 
-async def _run_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str) -> Any:
+# In-process runs started while the batch's login still runs wait for it (see announce_login).
+_ANNOUNCED: ContextVar[dict[str, "asyncio.Future[str | None]"] | None] = ContextVar("webtask_announced_logins",
+                                                                                   default=None)
+
+
+@contextlib.contextmanager
+def announce_login(session_key: str, login: "asyncio.Future[str | None]") -> Iterator[None]:
+    """Runs started in this block (in-process subflows inherit it) that pass ``session_key`` as
+    their ``login_session_key`` wait for ``login`` before reading the key: so they can start —
+    create their flow run, download their photos — while the login task still runs."""
+    announced = {**(_ANNOUNCED.get() or {}), session_key: login}
+    token = _ANNOUNCED.set(announced)
+    try:
+        yield
+    finally:
+        _ANNOUNCED.reset(token)
+
+
+async def wait_for_announced_login(session_key: str) -> bool:
+    """False when a login announced for this key in this process did not complete; else True
+    (none announced, or it completed). Waiting never cancels the login itself."""
+    login = (_ANNOUNCED.get() or {}).get(session_key)
+    if login is None or login.get_loop() is not asyncio.get_running_loop():
+        return True
+    return await asyncio.shield(login) is not None  # _log_in turns every failure into None
+
+
+async def _run_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
+                     starts: SubflowStarts | None) -> Any:
     parameters = {**plan.parameters, "session_key": plan.session_key}
     if fan_out == "deployments":
         from prefect.deployments import arun_deployment
@@ -192,4 +245,7 @@ async def _run_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id
         return flow_run.state
     from flows.webtask_flow import run_webtask
 
-    return await run_webtask.with_options(flow_run_name=LOGIN_RUN_NAME)(**parameters, return_state=True)
+    def start() -> Any:
+        return run_webtask.with_options(flow_run_name=LOGIN_RUN_NAME)(**parameters, return_state=True)
+
+    return await (starts.run(start) if starts is not None else start())

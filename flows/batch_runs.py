@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from webtask_core.listings import ListingRecord, load_task_template, photo_resource_names, render_listing_task
 
 from flows.batch_models import ListingOutput, ListingResult
+from flows.batch_starts import SubflowStarts
 
 __all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "FanOut", "PASSWORD_PLACEHOLDER"]
 
@@ -76,10 +77,11 @@ def plan_jobs(
 
 
 async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str,
-                      login_session_key: str | None = None) -> ListingResult:
+                      login_session_key: str | None = None, starts: SubflowStarts | None = None) -> ListingResult:
     """Run one listing to its end and describe the outcome; errors of the run become results.
 
     ``login_session_key``: the batch's shared login, whose cookies the listing's browser starts with.
+    ``starts``: in-process subflow runs are started one at a time through it.
     """
     from prefect import get_run_logger
 
@@ -91,7 +93,7 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
         if fan_out == "deployments":
             state, run_id = await _deployment_run(job, parameters, deployment=deployment, batch_id=batch_id)
         else:
-            state, run_id = await _subflow_run(job, parameters)
+            state, run_id = await _subflow_run(job, parameters, starts)
         return await _result_from_state(job, state, run_id)
     except Exception as exc:  # one listing's failure is its own result; the batch goes on
         logger.error("Listing %s failed: %s: %s", job.sku, type(exc).__name__, exc, exc_info=exc)
@@ -99,10 +101,14 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
                              content_hash=job.content_hash)
 
 
-async def _subflow_run(job: ListingJob, parameters: dict[str, Any]) -> tuple[Any, str | None]:
+async def _subflow_run(job: ListingJob, parameters: dict[str, Any],
+                       starts: SubflowStarts | None) -> tuple[Any, str | None]:
     from flows.webtask_flow import run_webtask
 
-    state = await run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
+    def start() -> Any:
+        return run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
+
+    state = await (starts.run(start) if starts is not None else start())
     return state, _run_id(state)
 
 

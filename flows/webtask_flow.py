@@ -6,9 +6,9 @@
                                session_key="shop-demo", secrets={"shop_password": "shop-password"})
 
 In order, so that bad input fails before a browser starts: check the parameters, read the Secret
-blocks, take the session key's lock and load the stored session (or read a shared login's cookies,
-``login_session_key``), download the resources, set up the model client, start the task context;
-only then open the browser — a Chromium of its own, or a context in the batch's
+blocks, take the session key's lock and load the stored session, download the resources, set up the
+model client (then, with ``login_session_key``, read a shared login's cookies), start the task
+context; only then open the browser — a Chromium of its own, or a context in the batch's
 :class:`~flows.browser_runtime.SharedBrowser`. Whatever happens, the tab (and an own Chromium) is
 closed, the resource folder removed and the lock released. The model endpoint and key come from the
 environment (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``), so deployments and tests run the same
@@ -42,6 +42,7 @@ from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 
 from .artifacts import SecretMasker, publish_run_artifacts
+from .batch_starts import note_run_started
 from .browser_runtime import BrowserRuntime
 from .events import emit_task_event
 from .resources import downloaded_resources
@@ -87,6 +88,7 @@ async def run_webtask(
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
     ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
     """
+    note_run_started()  # a batch starting its runs one at a time may start the next one now
     started = time.perf_counter()
     logger = get_run_logger()
     allowed = _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key,
@@ -116,11 +118,10 @@ async def run_webtask(
                 previous, stored = loaded
                 storage_state, last_url = stored.storage_state, stored.last_url
                 logger.info("Continuing session %r (%d earlier task(s))", session_key, len(previous.previous_tasks) + 1)
-        if login_session_key and storage_state is None:
-            store = store or await get_session_store()
-            storage_state = await _login_storage_state(login_session_key, store)
         files = await stack.enter_async_context(downloaded_resources(resources or {}))
         llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
+        if login_session_key and storage_state is None:
+            storage_state = await _login_storage_state(login_session_key, store or await get_session_store())
         browser = await stack.enter_async_context(
             BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains,
                            block_requests=block_requests)
@@ -205,8 +206,14 @@ def _check_parameters(
 
 async def _login_storage_state(login_session_key: str, store: SessionStore) -> dict[str, Any] | None:
     """The storage state of a stored login, read without the key's lock (a snapshot is enough: the
-    task logs in itself when the cookies turn out stale). Missing or unreadable: a warning, None."""
+    task logs in itself when the cookies turn out stale). Missing or unreadable: a warning, None.
+    When a batch in this process announced that its login task is still running, wait for it first."""
+    from .batch_login import wait_for_announced_login
+
     logger = get_run_logger()
+    if not await wait_for_announced_login(login_session_key):  # a batch's login, still running in this process
+        logger.warning("The shared login %r did not complete; the task logs in itself if it must", login_session_key)
+        return None
     try:
         stored = await load_session(login_session_key, store=store)
     except SessionFormatError as exc:
