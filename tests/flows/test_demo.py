@@ -32,5 +32,7 @@ def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path)
 
     prefect_home = tmp_path / ".webtask" / "demo" / "prefect"
     assert (prefect_home / "prefect.db").is_file()  # `prefect server start` with this home shows the runs
-    assert f"PREFECT_HOME={prefect_home} prefect server start" in done.stderr
+    # The venv's own prefect: a new user has not activated the virtual environment.
+    prefect_bin = Path(sys.executable).with_name("prefect")
+    assert f"PREFECT_HOME={prefect_home} {prefect_bin} server start" in done.stderr
     assert "Listings page: http://127.0.0.1:" in done.stderr
