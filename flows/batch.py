@@ -149,7 +149,6 @@ async def batch_listing_upload(
                 ", as deployment runs" if fan_out == "deployments" else "")
 
     gate = asyncio.Semaphore(max_concurrency)
-
     starts = SubflowStarts()  # in this process: one subflow start at a time (see flows.batch_starts)
 
     async def run_one(job: ListingJob, login_key: str | None) -> None:

@@ -9,8 +9,9 @@ nothing happens. Otherwise the stale document is removed and one ``run-webtask``
 storage state. Each listing gets ``login_session_key``: its browser context starts from that
 storage state, read only, so listings never wait for one another. In the batch's process the
 listings start while the login runs (:func:`announce_login`) and wait for it only just before
-opening their browser context; fanned out, they are submitted once it completed. A listing that finds itself
-logged out anyway (a cookie the site revoked) logs in itself: its task says "log in if needed".
+opening their browser context; fanned out, they are submitted once it completed. A listing that
+finds itself logged out anyway (a cookie the site revoked) logs in itself: its task says "log in if
+needed".
 
 A login that fails does not stop the batch: it logs a warning and the listings log in themselves.
 """
@@ -23,9 +24,9 @@ import hashlib
 import importlib.resources
 import json
 import re
-from datetime import datetime, timedelta, timezone
 from collections.abc import Iterator
 from contextvars import ContextVar
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
