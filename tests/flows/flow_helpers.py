@@ -18,6 +18,7 @@ from PIL import Image
 
 from webtask_core.testing import FakeAnthropicServer
 from webtask_core.testing.marketplace import Marketplace
+from webtask_core.testing.processes import chromium_processes
 
 SHOP_PASSWORD = "s3cr3t-shop-pass"
 USERS = {"demo": SHOP_PASSWORD}
@@ -66,43 +67,9 @@ async def fake_model_env(policy: Any, monkeypatch: Any, **options: Any) -> Async
 # ---- processes ----
 
 
-def _children_of() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue  # the process ended while we looked
-        if fields[0] == "Z":
-            continue  # a zombie is not running
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    return children
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as file:
-            return file.read().replace(b"\0", b" ").decode(errors="replace")
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
-
-
 def chromium_pids(*, main_only: bool = False) -> list[int]:
     """Running Chromium processes started (indirectly) by this test process."""
-    children = _children_of()
-    found: list[int] = []
-    stack = [(os.getpid(), False)]
-    while stack:
-        pid, parent_is_chromium = stack.pop()
-        for child in children.get(pid, []):
-            is_chromium = "chrom" in _cmdline(child).split(" ", 1)[0].lower()
-            if is_chromium and not (main_only and parent_is_chromium):
-                found.append(child)
-            stack.append((child, is_chromium))
-    return found
+    return sorted(chromium_processes(main_only=main_only))
 
 
 async def wait_for_no_chromium(timeout_s: float = 10.0) -> list[int]:

@@ -131,29 +131,6 @@ def is_mask_colour(colour: tuple[float, float, float]) -> bool:
 
 def chromium_children() -> set[int]:
     """Running Chromium processes below this test process (the test's own browsers included)."""
-    import os
+    from webtask_core.testing.processes import chromium_processes
 
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue  # ended while we looked
-        if fields[0] != "Z":
-            parents.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    stack = [os.getpid()]
-    while stack:
-        for child in parents.get(stack.pop(), []):
-            try:
-                with open(f"/proc/{child}/cmdline", "rb") as file:
-                    program = file.read().split(b"\0", 1)[0].lower()
-            except (FileNotFoundError, ProcessLookupError):
-                continue
-            if b"chrom" in program.rsplit(b"/", 1)[-1]:
-                found.add(child)
-            stack.append(child)
-    return found
+    return chromium_processes()
