@@ -7,15 +7,13 @@ the custom-webhook notification block → our local HTTP server receives the POS
 
 from __future__ import annotations
 
-import asyncio
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from prefect import flow
+
+from flow_helpers import WebhookReceiver
 
 from flows.automations import create_automation_from_file, create_webhook_block, main
 from flows.events import emit_task_event
@@ -24,44 +22,10 @@ from webtask_core.errors import ConfigError
 AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
 
 
-class WebhookReceiver:
-    def __init__(self) -> None:
-        self.posts: list[dict] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                length = int(self.headers.get("Content-Length") or 0)
-                receiver.posts.append(json.loads(self.rfile.read(length)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    async def wait_for(self, predicate, timeout_s: float = 60) -> list[dict]:
-        deadline = asyncio.get_running_loop().time() + timeout_s
-        while asyncio.get_running_loop().time() < deadline:
-            matching = [p for p in self.posts if predicate(p)]
-            if matching:
-                return matching
-            await asyncio.sleep(0.25)
-        return []
-
-
 @pytest.fixture(scope="module")
 def webhook() -> Iterator[WebhookReceiver]:
-    receiver = WebhookReceiver()
-    receiver.thread.start()
-    try:
+    with WebhookReceiver() as receiver:
         yield receiver
-    finally:
-        receiver.server.shutdown()
-        receiver.server.server_close()
 
 
 @flow
