@@ -23,7 +23,6 @@ from pydantic import BaseModel, Field
 
 __all__ = ["StuckThresholds", "ActionRecord", "ActionHistory", "page_key"]
 
-RECENT_ACTIONS_SHOWN = 8
 MESSAGE_CHARS_SHOWN = 200
 DESCRIBE_CHARS_SHOWN = 300
 
@@ -174,23 +173,26 @@ class ActionHistory(BaseModel):
         return None
 
     def render(self, *, now: float | None = None, extra_lines: list[str] | None = None) -> str:
-        """The body of the ``<history>`` block: recent actions, last error, timing, warnings."""
+        """The body of the ``<history>`` block: counts, timing, the last error, warnings.
+
+        Each action and its result is already in the conversation (the tool_use / tool_result
+        pairs, which prompt caching reuses), so they are not listed again here: this block is part
+        of the uncacheable tail of every request, and repeating them cost ~30 % of it."""
         now = time.time() if now is None else now
         lines: list[str] = []
-        recent = self.records[-RECENT_ACTIONS_SHOWN:]
-        if recent:
-            lines.append("Recent actions (oldest first):")
-            for record in recent:
-                result = "ok" if record.ok else ("skipped" if record.skipped else "ERROR")
-                lines.append(
-                    f"- step {record.step}: {record.describe()} -> {result}: {_clip(record.message)}"
-                )
-            lines.append(f"Time since the last action: {max(0.0, now - recent[-1].at):.1f} s")
+        done = [record for record in self.records if not record.skipped]
+        if done:
+            failed = sum(1 for record in done if not record.ok)
+            last = done[-1]
+            lines.append(
+                f"Actions so far: {len(done)} ({failed} failed). Last action: step {last.step}, "
+                f"{max(0.0, now - last.at):.1f} s ago."
+            )
         else:
             lines.append("No actions yet.")
         error = self.last_error()
         if error is not None:
-            lines.append(f"Last error (step {error.step}, {_clip(error.tool, 80)}): {_clip(error.message)}")
+            lines.append(f"Last error (step {error.step}): {error.describe()} -> {_clip(error.message)}")
         lines.extend(extra_lines or [])
         lines.extend(self.warnings())
         return "\n".join(lines)

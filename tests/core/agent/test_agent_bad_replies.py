@@ -61,4 +61,4 @@ async def test_bad_replies_are_errors_the_model_sees_next_step(tab, shop):
     assert any("not run: an earlier call in this turn (set_output) failed" in text
                for text in error_results(requests[6]))
     # the history block carries the last error too
-    assert "Last error (step 10, click)" in last_user_texts(requests[10])[-1]
+    assert "Last error (step 10): click" in last_user_texts(requests[10])[-1]

@@ -146,6 +146,19 @@ def test_an_unchanged_page_warns_then_stops():
     assert history.with_page("p2", "http://x/").same_page_count == 1
 
 
+def test_the_history_block_counts_actions_and_keeps_the_last_error_without_repeating_results():
+    assert ActionHistory().render(now=0.0) == "No actions yet."
+    skipped = ActionRecord(step=3, tool="fill", params={"element_id": "input-1", "text": "x"}, ok=False,
+                           message="not run", url="http://x/", at=2.0, skipped=True)
+    history = ActionHistory().with_actions([_click(1, ok=False), _click(2, ok=True).model_copy(update={"at": 1.5})])
+    history = history.with_actions([skipped])
+    text = history.render(now=4.0)
+    # the skipped call is not an action taken; the time counts from the last one that ran
+    assert text.splitlines()[0] == "Actions so far: 2 (1 failed). Last action: step 2, 2.5 s ago."
+    assert "Last error (step 1): click button-3 -> button-3 is covered by div-1" in text
+    assert " -> ok" not in text  # successful results are in the tool results already
+
+
 # ---- tools -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(
