@@ -134,7 +134,9 @@ class Worker:
         session = self.session
 
         observation, mask_ids, unmaskable = self.secrets.scrub_observation(await session.observe())
-        shot = await self._screenshot(session, marks=True, mask_ids=mask_ids, withhold=unmaskable)
+        # A blank tab (every fresh task's first step) shows nothing a picture could add.
+        blank = observation.url == "about:blank" and not observation.elements
+        shot = await self._screenshot(session, marks=True, mask_ids=mask_ids, withhold=unmaskable or blank)
         observed = time.perf_counter()
         history = ctx.history.with_page(
             page_key(observation.url, observation.tree, observation.scroll), observation.url
