@@ -66,10 +66,17 @@ async def fake_model_env(policy: Any, monkeypatch: Any, **options: Any) -> Async
 
 # ---- processes ----
 
+# The Chromium browsers already running when the current test's flow_env started: a session-wide
+# browser of another suite (tests/core's ``browser`` fixture lives until the pytest session ends).
+# The helpers below leave them and everything below them alone, so a test counts, waits for and
+# kills only the browsers it started itself. flow_env sets it; it is module state and not a
+# fixture value because the fake model's policies call these helpers from the server's threads.
+_browsers_before_the_test: frozenset[int] = frozenset()
+
 
 def chromium_pids(*, main_only: bool = False) -> list[int]:
-    """Running Chromium processes started (indirectly) by this test process."""
-    return sorted(chromium_processes(main_only=main_only))
+    """Running Chromium processes started (indirectly) by this test process since the test began."""
+    return sorted(chromium_processes(main_only=main_only, excluding=_browsers_before_the_test))
 
 
 async def wait_for_no_chromium(timeout_s: float = 10.0) -> list[int]:
@@ -79,8 +86,24 @@ async def wait_for_no_chromium(timeout_s: float = 10.0) -> list[int]:
     return left
 
 
+def describe_processes(pids: list[int]) -> str:
+    """One line per process (pid, parent, command line), for an assertion message."""
+    lines = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                parent = stat.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                command = file.read().replace(b"\0", b" ").decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError):
+            lines.append(f"{pid}: ended meanwhile")
+            continue
+        lines.append(f"{pid} (parent {parent}): {command[:160]}")
+    return "\n".join(lines)
+
+
 def kill_chromium() -> int:
-    """SIGKILL the main Chromium process(es) of this test process, as a crash would; returns how many."""
+    """SIGKILL the main Chromium process(es) this test started, as a crash would; returns how many."""
     pids = chromium_pids(main_only=True)
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
@@ -204,7 +227,8 @@ class FlowEnv:
 @pytest.fixture
 async def flow_env(monkeypatch: Any, tmp_path: Path) -> AsyncIterator[FlowEnv]:
     """A private session store and temp folder, quick step retries; afterwards it checks that no
-    Chromium is left running and no resource folder is left behind, whatever the test did."""
+    Chromium the test started is left running and no resource folder is left behind, whatever the
+    test did (browsers that were running before it, like a session-wide one, are not its to close)."""
     import shutil
     import tempfile
 
@@ -213,11 +237,15 @@ async def flow_env(monkeypatch: Any, tmp_path: Path) -> AsyncIterator[FlowEnv]:
     monkeypatch.setenv("WEBTASK_SESSION_STORE", str(env.sessions))
     monkeypatch.setenv("WEBTASK_STEP_RETRY_DELAY_S", "0.05")
     monkeypatch.setattr(tempfile, "tempdir", str(env.temp))
+    global _browsers_before_the_test
+    _browsers_before_the_test = frozenset(chromium_processes(main_only=True))
     try:
         yield env
-        assert await wait_for_no_chromium() == [], "a Chromium process was left running"
+        left = await wait_for_no_chromium()
+        assert left == [], f"a Chromium process was left running:\n{describe_processes(left)}"
         assert env.resource_folders() == [], "a resource folder was left behind"
     finally:
+        _browsers_before_the_test = frozenset()
         shutil.rmtree(env.temp)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 __all__ = ["chromium_processes", "processes_using", "kill_processes", "browser_temp_folders"]
@@ -33,15 +34,22 @@ def _program(pid: int) -> str:
         return ""
 
 
-def chromium_processes(*, main_only: bool = False) -> set[int]:
+def chromium_processes(*, main_only: bool = False, excluding: AbstractSet[int] = frozenset()) -> set[int]:
     """Running Chromium processes started (directly or not) by this process; with ``main_only``
-    just the browser processes, not their renderers and helpers."""
+    just the browser processes, not their renderers and helpers.
+
+    ``excluding``: processes to leave out together with everything below them. Pass the browsers
+    that were already running when a test started (``chromium_processes(main_only=True)`` then; e.g.
+    a session-wide browser fixture) to count only what the test itself started.
+    """
     children = _children()
     found: set[int] = set()
     stack = [(os.getpid(), False)]
     while stack:
         pid, under_chromium = stack.pop()
         for child in children.get(pid, []):
+            if child in excluding:
+                continue
             is_chromium = "chrom" in _program(child)
             if is_chromium and not (main_only and under_chromium):
                 found.add(child)
