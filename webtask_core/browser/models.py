@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from webtask_core.errors import ConfigError
 
-__all__ = ["BrowserConfig", "ElementInfo", "TabInfo", "Observation"]
+__all__ = ["BrowserConfig", "ElementInfo", "TabInfo", "Observation", "DEFAULT_TREE_BUDGET_CHARS"]
 
 
 def _from_env(name: str, default: float) -> Callable[[], float]:
@@ -28,6 +28,29 @@ def _from_env(name: str, default: float) -> Callable[[], float]:
     return read
 
 
+# Characters of element tree per observation, ~6k tokens at ~4 characters a token. The tree sits in
+# the last user message, so it is paid in full (uncached) on every step. 24,000 characters keep whole
+# every form and product page we test on (the demo marketplace's pages are 300-1,300 characters, the
+# bundled test pages under 1,300), and on a long listing table or feed still hold the screen plus
+# two to four screens either side (a dense 1280x800 screen of table rows is ~5-8k characters), so
+# the model rarely spends a step scrolling just to see what comes next. Untrimmed, the 10,000-element
+# page of benchmarks/observe.py is ~148,600 characters (~37k tokens) a step.
+DEFAULT_TREE_BUDGET_CHARS = 24_000
+
+
+def _tree_budget_from_env() -> int | None:
+    """WEBTASK_TREE_BUDGET_CHARS: a number of characters, or "none" for the whole page every time."""
+    raw = os.environ.get("WEBTASK_TREE_BUDGET_CHARS", "").strip()
+    if not raw:
+        return DEFAULT_TREE_BUDGET_CHARS
+    if raw.lower() == "none":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError("WEBTASK_TREE_BUDGET_CHARS", f"must be a number of characters or 'none', got {raw!r}") from None
+
+
 class BrowserConfig(BaseModel):
     """How to launch Chromium and how long any single browser operation may take."""
 
@@ -42,6 +65,9 @@ class BrowserConfig(BaseModel):
     # Upper bound on waiting for load / network quiet after an action; never a fixed sleep.
     settle_timeout_s: float = Field(default_factory=_from_env("WEBTASK_SETTLE_TIMEOUT_S", 3.0), ge=0, le=60)
     extra_args: tuple[str, ...] = ()
+    # Longest element tree an observation returns; a longer one keeps what is on and near the screen
+    # and summarises the rest (docs/internals.md §2). None: always the whole page.
+    tree_budget_chars: int | None = Field(default_factory=_tree_budget_from_env, ge=1_000)
 
     @field_validator("viewport")
     @classmethod

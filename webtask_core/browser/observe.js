@@ -7,6 +7,13 @@
 //               tag in document order within this frame; Python recounts the same way)
 //   structure:  {t: "h1"|"label"|"form"|"table"|"row"|"list"|"dialog"|"alert"|"img"|..., x, c}
 //   frame:      {t: "iframe", x: title, k: frame key}   (Python inserts the child frame's items)
+//
+// With opts.positions (a tree budget is set), every list of items comes with a parallel flat list of
+// where each item lies, [top0, bottom0, top1, bottom1, ...] in CSS pixels from this frame's viewport
+// top (result.pos for the top level; index 5 of an element with children; `p` of a structure; `y` of a
+// frame is its content's top, to offset the child frame's positions). A container spans its own box
+// and its children's (content may overflow its box). null, null means "never elide": a hidden file
+// input, the focused element (a focused frame) and every container holding one.
 (opts) => {
   const MARK = opts.mark;
   const FRAME_KEY = opts.frameAttribute;
@@ -14,6 +21,11 @@
   const VALUE_MAX = opts.valueMax;
   const MARKS = Symbol.for('webtask.marks');
   const listeners = window[Symbol.for('webtask.listeners')] || null;
+  const POSITIONS = opts.positions === true;
+  const KEEP = [null, null];
+  let focused = POSITIONS ? document.activeElement : null;
+  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
+  const range = POSITIONS ? document.createRange() : null;
 
   // Marks are rewritten only where they change (attribute writes are the costliest part of a pass);
   // marks from an earlier observation that this pass did not renew are removed at the end.
@@ -60,22 +72,61 @@
   const NON_BLANK = /\S/;
 
   // A container collects items; adjacent inline text is glued into one string until a block boundary.
-  const container = () => ({items: [], open: false});
-  function pushText(c, text) {
+  // `pos` holds two numbers per item (see the header) when POSITIONS.
+  const container = () => ({items: [], pos: [], open: false});
+  function pushText(c, text, node) {
     if (c.open) c.items[c.items.length - 1] += text;
-    else if (NON_BLANK.test(text)) { c.items.push(text); c.open = true; }
-  }
-  function pushItem(c, item) { c.items.push(item); c.open = false; }
-  function finish(c) {
-    const out = [];
-    for (const item of c.items) {
-      if (typeof item === 'string') { const t = norm(item); if (t) out.push(clip(t, TEXT_MAX)); }
-      else out.push(item);
+    else if (NON_BLANK.test(text)) {
+      c.items.push(text);
+      c.open = true;
+      if (POSITIONS) {  // a run of glued text lies where its first text node does
+        range.selectNodeContents(node);
+        const r = range.getBoundingClientRect();
+        c.pos.push(Math.floor(r.top), Math.ceil(r.bottom));
+      }
     }
-    return out;
+  }
+  function pushItem(c, item, box) {
+    c.items.push(item);
+    c.open = false;
+    if (POSITIONS) c.pos.push(box[0], box[1]);
+  }
+  // The finished items and their positions.
+  function finish(c) {
+    const items = [], pos = [];
+    for (let i = 0; i < c.items.length; i++) {
+      const item = c.items[i];
+      if (typeof item === 'string') { const t = norm(item); if (!t) continue; items.push(clip(t, TEXT_MAX)); }
+      else items.push(item);
+      if (POSITIONS) pos.push(c.pos[2 * i], c.pos[2 * i + 1]);
+    }
+    return {items, pos};
+  }
+  const boxAt = (f, i) => (POSITIONS ? [f.pos[2 * i], f.pos[2 * i + 1]] : null);
+  // Where a container lies: its own box and everything inside it; KEEP if anything inside must stay.
+  function span(el, pos) {
+    if (!POSITIONS) return null;
+    const r = el.getBoundingClientRect();
+    let top = Math.floor(r.top), bottom = Math.ceil(r.bottom);
+    for (let i = 0; i < pos.length; i += 2) {
+      const t = pos[i];
+      if (t === null) return KEEP;
+      if (t < top) top = t;
+      if (pos[i + 1] > bottom) bottom = pos[i + 1];
+    }
+    return [top, bottom];
   }
   // Items that carry no interactive element melt into text (used for an interactive element's name).
   function hasInteractive(item) { return typeof item !== 'string' && (Array.isArray(item) || item.k !== undefined || item.i === 1); }
+  function interactiveOnly(f) {
+    const items = [], pos = [];
+    for (let i = 0; i < f.items.length; i++) {
+      if (!hasInteractive(f.items[i])) continue;
+      items.push(f.items[i]);
+      if (POSITIONS) pos.push(f.pos[2 * i], f.pos[2 * i + 1]);
+    }
+    return {items, pos};
+  }
   function textOf(items, into) {
     for (const item of items) {
       if (typeof item === 'string') into.push(item);
@@ -253,26 +304,26 @@
     if (opts2.contentEditable) a.push('contenteditable', true);
     if (opts2.scrollable) a.push('scrollable', true);
     if (opts2.hidden) a.push('hidden', true);
-    let children = [];
+    let children = {items: [], pos: []};
     let text = opts2.name !== undefined ? opts2.name : ownName(el, tag, type);
     if (opts2.walk) {
       const inner = container();
       walkChildren(el, inner, opts2.pointer, opts2.visible);
-      const items = finish(inner);
+      const f = finish(inner);
       if (opts2.weak && slots.length - slot - 1 > WEAK_MAX_INSIDE) {
         // A listener or pointer cursor on a container of many controls is event delegation, not a
         // control: keep its content in place and drop the container.
         c.open = false;
-        for (const item of items) pushItem(c, item);
+        for (let i = 0; i < f.items.length; i++) pushItem(c, f.items[i], boxAt(f, i));
         return;
       }
-      if (!text && !items.length && !hasSize(el)) return;  // empty and zero-size: nothing to see
-      const melted = opts2.scrollable || text ? '' : norm(textOf(items, []).join(' '));
+      if (!text && !f.items.length && !hasSize(el)) return;  // empty and zero-size: nothing to see
+      const melted = opts2.scrollable || text ? '' : norm(textOf(f.items, []).join(' '));
       if (opts2.scrollable || melted.length > MELT_MAX) {
-        children = items;  // too much content to squeeze into a name: show it under the element
+        children = f;  // too much content to squeeze into a name: show it under the element
       } else {
         if (!text) text = melted;
-        children = items.filter(hasInteractive);
+        children = interactiveOnly(f);
       }
     }
     if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA') {
@@ -283,9 +334,12 @@
       || (tag === 'INPUT' || opts2.control ? INPUT_ROLE[type] || 'textbox' : null);
     const g = idTag(opts2.idTag || tag);
     const item = [g, a, clip(text, TEXT_MAX), role || ''];
-    if (children.length) item.push(children);
+    if (children.items.length) {
+      item.push(children.items);
+      if (POSITIONS) item.push(children.pos);
+    }
     slots[slot] = [el, g];
-    pushItem(c, item);
+    pushItem(c, item, opts2.hidden || el === focused ? KEEP : span(el, children.pos));
   }
 
   // Upload targets stay visible to the model even when the page hides the real <input type=file>.
@@ -306,31 +360,33 @@
   function walkStructure(el, c, kind, label, pointer, visible) {
     const inner = container();
     walkChildren(el, inner, pointer, visible);
-    const items = finish(inner);
+    const f = finish(inner);
     c.open = false;
     if (kind === 'h' || kind === 'alert' || kind === 'status') {
-      const text = norm(textOf(items, []).join(' '));
-      const children = items.filter(hasInteractive);
-      if (!text && children.length === 1) { pushItem(c, children[0]); return; }
-      if (!text && !children.length) return;
+      const text = norm(textOf(f.items, []).join(' '));
+      const children = interactiveOnly(f);
+      if (!text && children.items.length === 1) { pushItem(c, children.items[0], boxAt(children, 0)); return; }
+      if (!text && !children.items.length) return;
       const item = {t: kind === 'h' ? label : kind, x: clip(text, TEXT_MAX)};
-      if (children.length) { item.c = children; item.i = 1; }
-      pushItem(c, item);
+      if (children.items.length) {
+        item.c = children.items;
+        item.i = 1;
+        if (POSITIONS) item.p = children.pos;
+      }
+      pushItem(c, item, span(el, children.pos));
       return;
     }
-    if (!items.length) return;
-    if (items.length === 1 && !label) {
-      if (typeof items[0] === 'string') { c.items.push(items[0]); c.open = false; } else pushItem(c, items[0]);
-      return;
-    }
-    const item = {t: kind, x: label || '', c: items};
-    if (items.some(hasInteractive)) item.i = 1;
-    pushItem(c, item);
+    if (!f.items.length) return;
+    if (f.items.length === 1 && !label) { pushItem(c, f.items[0], boxAt(f, 0)); return; }
+    const item = {t: kind, x: label || '', c: f.items};
+    if (POSITIONS) item.p = f.pos;
+    if (f.items.some(hasInteractive)) item.i = 1;
+    pushItem(c, item, span(el, f.pos));
   }
 
   function visit(node, c, pointer, visible) {
     const nodeType = node.nodeType;
-    if (nodeType === 3) { if (visible) pushText(c, node.data); return; }
+    if (nodeType === 3) { if (visible) pushText(c, node.data, node); return; }
     if (nodeType !== 1) return;
     const el = node;
     const tag = el.tagName;
@@ -365,7 +421,7 @@
       if (isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow)) {
         if (hasSize(el)) emitElement(c, el, tag, {walk: false, name: alt});
       } else if (alt) {
-        pushItem(c, {t: 'img', x: clip(alt, TEXT_MAX)});
+        pushItem(c, {t: 'img', x: clip(alt, TEXT_MAX)}, span(el, []));
       }
       return;
     }
@@ -374,7 +430,13 @@
       const item = {t: 'iframe', x: clip(norm(el.getAttribute('title') || el.getAttribute('name') || ''), TEXT_MAX)};
       const key = el.getAttribute(FRAME_KEY);
       if (key) { item.k = key; }
-      pushItem(c, item);
+      let box = null;
+      if (POSITIONS) {
+        box = span(el, []);
+        item.y = Math.round(el.getBoundingClientRect().top + el.clientTop);
+        if (el === focused) box = KEEP;  // the focus is inside this frame
+      }
+      pushItem(c, item, box);
       return;
     }
     if (tag === 'LABEL' && selfVisible) {
@@ -389,7 +451,8 @@
         // keep only the elements inside the label.
         const inner = container();
         walkChildren(el, inner, cursorPointer, false);
-        for (const item of finish(inner)) if (typeof item !== 'string') pushItem(c, item);
+        const f = finish(inner);
+        for (let i = 0; i < f.items.length; i++) if (typeof f.items[i] !== 'string') pushItem(c, f.items[i], boxAt(f, i));
         if (!inline) c.open = false;
         return;
       }
@@ -431,7 +494,7 @@
       walkStructure(el, c, kind, label, cursorPointer, selfVisible);
       return;
     }
-    if (tag === 'BR') { pushText(c, ' '); return; }
+    if (tag === 'BR') { pushText(c, ' ', node); return; }
     if (tag === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;  // the fieldset's label
     walkChildren(el, c, cursorPointer, selfVisible);
     if (!inline) c.open = false;
@@ -480,7 +543,9 @@
     const root = container();
     const bodyStyle = getComputedStyle(document.body);
     walkChildren(document.body, root, bodyStyle.cursor === 'pointer', bodyStyle.visibility === 'visible');
-    result.items = finish(root);
+    const f = finish(root);
+    result.items = f.items;
+    if (POSITIONS) result.pos = f.pos;
   }
   numberAndStamp();
   const previous = window[MARKS];

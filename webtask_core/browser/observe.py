@@ -79,14 +79,20 @@ class FrameRegistry:
             self._keys.pop(frame, None)
 
 
-async def _observe_frame(frame: Frame, key: str) -> tuple[str, dict]:
-    options = {"mark": MARK_ATTRIBUTE, "frameAttribute": FRAME_ATTRIBUTE, "textMax": TEXT_MAX, "valueMax": VALUE_MAX}
+async def _observe_frame(frame: Frame, key: str, positions: bool = False) -> tuple[str, dict]:
+    options = {
+        "mark": MARK_ATTRIBUTE, "frameAttribute": FRAME_ATTRIBUTE, "textMax": TEXT_MAX, "valueMax": VALUE_MAX,
+        "positions": positions,
+    }
     raw = await frame.evaluate(load_script("observe.js"), options)
     return key, json.loads(raw)
 
 
-async def snapshot_page(page: Page, registry: FrameRegistry) -> PageSnapshot:
-    """One observe.js pass per frame (concurrently), stitched; restamps ids that were renumbered."""
+async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | None = None) -> PageSnapshot:
+    """One observe.js pass per frame (concurrently), stitched; restamps ids that were renumbered.
+
+    With `tree_budget` (characters) a longer tree is trimmed around the screen (tree.stitch_tree)
+    and the scroll text says so."""
     main = page.main_frame
     children = [frame for frame in page.frames if frame is not main and not frame.is_detached()]
     if children:
@@ -100,7 +106,8 @@ async def snapshot_page(page: Page, registry: FrameRegistry) -> PageSnapshot:
     main_result = None
     results: dict[str, FrameItems] = {}
     outcomes = await asyncio.gather(
-        *(_observe_frame(frame, key) for key, frame in by_key.items()), return_exceptions=True
+        *(_observe_frame(frame, key, tree_budget is not None) for key, frame in by_key.items()),
+        return_exceptions=True,
     )
     for key, outcome in zip(by_key, outcomes, strict=True):
         if isinstance(outcome, BaseException):
@@ -111,11 +118,12 @@ async def snapshot_page(page: Page, registry: FrameRegistry) -> PageSnapshot:
             logger.debug("frame %s could not be observed: %s", key, outcome.message)
             continue
         _, data = outcome
-        results[key] = FrameItems(key=key, items=data["items"])
+        results[key] = FrameItems(key=key, items=data["items"], positions=data.get("pos"))
         if key == "":
             main_result = data
 
-    tree = stitch_tree(results)
+    assert main_result is not None  # the main frame either answered or raised above
+    tree = stitch_tree(results, tree_budget, main_result["scroll"])
     if tree.renames:
         keys = list(tree.renames)
         restamps = [by_key[key].evaluate(_RESTAMP, [MARK_ATTRIBUTE, tree.renames[key]]) for key in keys]
@@ -123,11 +131,10 @@ async def snapshot_page(page: Page, registry: FrameRegistry) -> PageSnapshot:
             # A child frame that vanished since its pass leaves stale ids behind; actions report them.
             if isinstance(outcome, BaseException) and (key == "" or not isinstance(outcome, PlaywrightError)):
                 raise outcome
-    assert main_result is not None  # the main frame either answered or raised above
     return PageSnapshot(
         url=main_result["url"],
         title=main_result["title"],
         tree=tree,
-        scroll=describe_scroll(main_result["scroll"]),
+        scroll=describe_scroll(main_result["scroll"], tree.trim),
         frames=by_key,
     )

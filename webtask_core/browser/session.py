@@ -163,7 +163,9 @@ class BrowserSession:
         limit = self._config.action_timeout_s + _GRACE_S
         for attempt in range(3):
             try:
-                snapshot = await asyncio.wait_for(snapshot_page(page, self._frames), timeout=limit)
+                snapshot = await asyncio.wait_for(
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars), timeout=limit
+                )
                 break
             except TimeoutError as error:
                 raise TransientError(f"observing {page.url}: the page did not respond within {limit:g} s") from error

@@ -2,6 +2,13 @@
 
 Frames are stitched where their <iframe> sits, and element ids are renumbered per tag in document
 order across all frames (each frame's pass numbers its own elements from 0).
+
+With a character budget, a tree that does not fit is trimmed by distance from the screen: everything
+within a margin of the viewport stays in full, farther runs of sibling items become one summary line
+each (``- … 412 more elements below (87 interactive) — scroll down to see them``). The margin is the
+widest rung of MARGINS whose tree fits; the screen itself is never trimmed. Ids keep their full-tree
+numbers (a kept row has the same id wherever the page is scrolled); elided elements get no entry in
+``elements``, so acting on one is an unknown id.
 """
 
 from __future__ import annotations
@@ -11,15 +18,33 @@ from typing import Any
 
 from webtask_core.browser.models import ElementInfo
 
-__all__ = ["FrameItems", "StitchedTree", "stitch_tree", "describe_scroll"]
+__all__ = ["FrameItems", "StitchedTree", "TreeTrim", "MARGINS", "stitch_tree", "describe_scroll", "describe_trim"]
+
+# Viewport heights kept above and below the screen, widest first; the first whose tree fits wins.
+MARGINS: tuple[float, ...] = (4.0, 3.0, 2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
 
 
 @dataclass(frozen=True)
 class FrameItems:
-    """One frame's result: its key ("" for the main frame) and the items observe.js returned."""
+    """One frame's result: its key ("" for the main frame) and the items observe.js returned.
+
+    `positions` (with a budget): two numbers per item, top and bottom in CSS pixels from the frame's
+    viewport top, or None, None for an item that must never be elided."""
 
     key: str
     items: list[Any]
+    positions: list[int | None] | None = None
+
+
+@dataclass(frozen=True)
+class TreeTrim:
+    """What a tree budget left out: the margin kept around the screen and the elided line counts."""
+
+    margin: float  # viewport heights kept above and below the screen
+    above: int
+    above_interactive: int
+    below: int
+    below_interactive: int
 
 
 @dataclass
@@ -28,6 +53,7 @@ class StitchedTree:
     elements: dict[str, ElementInfo]
     # frame key -> {id observe.js stamped: final id}, only where the two differ
     renames: dict[str, dict[str, str]] = field(default_factory=dict)
+    trim: TreeTrim | None = None  # None: the whole page is in the tree
 
 
 def _quote(text: str) -> str:
@@ -44,35 +70,126 @@ def _format_attributes(pairs: list[Any]) -> str:
     return " ".join(parts)
 
 
+def _summary_line(pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> str:
+    where, way = ("above", "up") if side < 0 else ("below", "down")
+    scroll = f"scroll {scroller} {way}" if scroller else f"scroll {way}"
+    noun = "element" if lines == 1 else "elements"
+    return f"{pad}- … {lines} more {noun} {where} ({interactive} interactive) — {scroll} to see them"
+
+
+def _one_line(item: Any) -> bool:
+    if type(item) is str:
+        return True
+    if type(item) is list:
+        return len(item) <= 4
+    return item["t"] != "iframe" and not item.get("c")
+
+
 class _Stitcher:
-    def __init__(self, frames: dict[str, FrameItems]):
+    """One rendering of the frames; with `window` (top, bottom in main-viewport pixels) items lying
+    wholly outside it are elided in runs."""
+
+    def __init__(self, frames: dict[str, FrameItems], window: tuple[float, float] | None = None,
+                 forced: frozenset[int] = frozenset()):
         self.frames = frames
+        self.window = window
+        self.forced = forced  # id() of items holding a frame that holds an item that must stay
         self.lines: list[str] = []
-        self.elements: dict[str, ElementInfo] = {}
+        self.found: list[tuple[Any, ...]] = []  # ElementInfo fields, built only for the chosen rendering
         self.renames: dict[str, dict[str, str]] = {}
         self.counters: dict[str, int] = {}
         self.frame_counters: dict[str, dict[str, int]] = {}  # the numbering observe.js used per frame
         self.visited: set[str] = set()
+        self.elided = [0, 0, 0, 0]  # lines above, interactive above, lines below, interactive below
 
-    def render(self, items: list[Any], depth: int, frame_key: str) -> None:
+    def run(self) -> _Stitcher:
+        """Stitch every frame under its <iframe> line, starting at the main frame (key "")."""
+        main = self.frames.get("")
+        if main is not None:
+            self.visited.add("")
+            self.render(main.items, main.positions, 0, "", 0.0, None)
+        return self
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def result(self, trim: TreeTrim | None = None) -> StitchedTree:
+        elements = {
+            found[0]: ElementInfo(
+                id=found[0], tag=found[1], frame_path=found[2], role=found[3], name=found[4], type=found[5],
+                text=found[6], disabled=found[7], hidden=found[8],
+            )
+            for found in self.found
+        }
+        return StitchedTree(text=self.text, elements=elements, renames=self.renames, trim=trim)
+
+    def render(
+        self, items: list[Any], positions: list[int | None] | None, depth: int, frame_key: str,
+        offset: float, scroller: str | None,
+    ) -> None:
         pad = "  " * depth
-        lines = self.lines
-        for item in items:
-            if type(item) is str:
-                lines.append(f"{pad}- text: {_quote(item)}")
-            elif type(item) is list:
-                self._element(item, depth, pad, frame_key)
-            elif item["t"] == "iframe":
-                self._frame(item, depth, pad)
-            else:
-                text = item.get("x")
-                lines.append(f"{pad}- {item['t']} {_quote(text)}" if text else f"{pad}- {item['t']}")
-                children = item.get("c")
-                if children:
-                    self.render(children, depth + 1, frame_key)
+        window = self.window if positions is not None else None
+        run: list[Any] = []  # consecutive elided siblings on one side of the window
+        run_side = 0
+        for index, item in enumerate(items):
+            if window is not None:
+                top = positions[2 * index]  # type: ignore[index]
+                side = 0
+                if top is not None:
+                    if positions[2 * index + 1] + offset < window[0]:  # type: ignore[index,operator]
+                        side = -1
+                    elif top + offset > window[1]:
+                        side = 1
+                    if side and id(item) in self.forced:
+                        side = 0
+                if side:
+                    if side != run_side and run:
+                        self._elide(run, run_side, depth, pad, frame_key, scroller)
+                        run = []
+                    run_side = side
+                    run.append(item)
+                    continue
+                if run:
+                    self._elide(run, run_side, depth, pad, frame_key, scroller)
+                    run = []
+            self._item(item, depth, pad, frame_key, offset, scroller)
+        if run:
+            self._elide(run, run_side, depth, pad, frame_key, scroller)
 
-    def _element(self, item: list[Any], depth: int, pad: str, frame_key: str) -> None:
-        tag, pairs, text, role = item[0], item[1], item[2], item[3]
+    def _item(self, item: Any, depth: int, pad: str, frame_key: str, offset: float, scroller: str | None) -> None:
+        if type(item) is str:
+            self.lines.append(f"{pad}- text: {_quote(item)}")
+        elif type(item) is list:
+            self._element(item, depth, pad, frame_key, offset, scroller)
+        elif item["t"] == "iframe":
+            self._frame(item, depth, pad, offset)
+        else:
+            text = item.get("x")
+            self.lines.append(f"{pad}- {item['t']} {_quote(text)}" if text else f"{pad}- {item['t']}")
+            children = item.get("c")
+            if children:
+                self.render(children, item.get("p"), depth + 1, frame_key, offset, scroller)
+
+    def _elide(self, run: list[Any], side: int, depth: int, pad: str, frame_key: str, scroller: str | None) -> None:
+        """Replace a run of siblings by one summary line, unless it is one line: that is shorter."""
+        if len(run) == 1 and _one_line(run[0]):
+            self._item(run[0], depth, pad, frame_key, 0.0, scroller)
+            return
+        lines = interactive = 0
+        for item in run:
+            counted = self._skip(item, frame_key)
+            lines += counted[0]
+            interactive += counted[1]
+        self._summary(pad, side, lines, interactive, scroller)
+
+    def _summary(self, pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> None:
+        self.lines.append(_summary_line(pad, side, lines, interactive, scroller))
+        at = 0 if side < 0 else 2
+        self.elided[at] += lines
+        self.elided[at + 1] += interactive
+
+    def _number(self, tag: str, frame_key: str) -> str:
         number = self.counters.get(tag, 0)
         self.counters[tag] = number + 1
         element_id = f"{tag}-{number}"
@@ -81,8 +198,38 @@ class _Stitcher:
         local[tag] = local_number + 1
         if local_number != number:
             self.renames.setdefault(frame_key, {})[f"{tag}-{local_number}"] = element_id
+        return element_id
+
+    def _skip(self, item: Any, frame_key: str) -> tuple[int, int]:
+        """Number an elided item's elements (ids stay those of the full tree); count its lines."""
+        if type(item) is str:
+            return 1, 0
+        lines, interactive = 1, 0
+        if type(item) is list:
+            self._number(item[0], frame_key)
+            interactive = 1
+            children = item[4] if len(item) > 4 else None
+        elif item["t"] == "iframe":
+            key = item.get("k")
+            child = self.frames.get(key) if key else None
+            children = None
+            if child is not None and key not in self.visited:
+                self.visited.add(key)
+                frame_key, children = key, child.items
+        else:
+            children = item.get("c")
+        if children:
+            for child_item in children:
+                counted = self._skip(child_item, frame_key)
+                lines += counted[0]
+                interactive += counted[1]
+        return lines, interactive
+
+    def _element(self, item: list[Any], depth: int, pad: str, frame_key: str, offset: float, scroller: str | None) -> None:
+        tag, pairs, text, role = item[0], item[1], item[2], item[3]
+        element_id = self._number(tag, frame_key)
         name = kind = None
-        disabled = hidden = False
+        disabled = hidden = scrollable = False
         if pairs:
             for index in range(0, len(pairs), 2):
                 key = pairs[index]
@@ -94,40 +241,134 @@ class _Stitcher:
                     disabled = True
                 elif key == "hidden":
                     hidden = True
+                elif key == "scrollable":
+                    scrollable = True
             line = f"{pad}- {element_id} ({_format_attributes(pairs)})"
         else:
             line = f"{pad}- {element_id}"
         self.lines.append(f"{line} {_quote(text)}" if text else line)
-        # Plain validated construction is faster than model_construct for a model this small.
-        self.elements[element_id] = ElementInfo(
-            id=element_id, tag=tag, frame_path=frame_key, role=role or None, name=name, type=kind,
-            text=text, disabled=disabled, hidden=hidden,
-        )
+        self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden))
         if len(item) > 4:
-            self.render(item[4], depth + 1, frame_key)
+            positions = item[5] if len(item) > 5 else None
+            self.render(item[4], positions, depth + 1, frame_key, offset, element_id if scrollable else scroller)
 
-    def _frame(self, item: dict[str, Any], depth: int, pad: str) -> None:
+    def _frame(self, item: dict[str, Any], depth: int, pad: str, offset: float) -> None:
         title = item.get("x")
         self.lines.append(f"{pad}- iframe {_quote(title)}" if title else f"{pad}- iframe")
         key = item.get("k")
         child = self.frames.get(key) if key else None
         if child is not None and key not in self.visited:
             self.visited.add(key)
-            self.render(child.items, depth + 1, key)
+            # The child frame measured from its own viewport: shift it to where the <iframe> sits.
+            self.render(child.items, child.positions, depth + 1, key, offset + item.get("y", 0), None)
 
 
-def stitch_tree(frames: dict[str, FrameItems]) -> StitchedTree:
-    """Stitch every frame under its <iframe> line, starting at the main frame (key "")."""
-    stitcher = _Stitcher(frames)
+def _holds_frame(items: list[Any], holding: set[str], forced: set[int]) -> bool:
+    """Add to `forced` every item on the way to an <iframe> of a frame in `holding`."""
+    found = False
+    for item in items:
+        if type(item) is dict:
+            if item["t"] == "iframe":
+                inside = item.get("k") in holding
+            else:
+                inside = bool(item.get("c")) and _holds_frame(item["c"], holding, forced)
+        elif type(item) is list:
+            inside = len(item) > 4 and _holds_frame(item[4], holding, forced)
+        else:
+            continue
+        if inside:
+            forced.add(id(item))
+            found = True
+    return found
+
+
+def _forced_items(frames: dict[str, FrameItems]) -> frozenset[int]:
+    """Items that must stay because a frame inside them holds a must-stay item (a hidden file input;
+    its parent frame's pass cannot know). Usually none: then no walk at all."""
+    holding = {key for key, frame in frames.items() if key and frame.positions is not None and None in frame.positions}
+    forced: set[int] = set()
+    while holding:
+        found = {key for key, frame in frames.items() if _holds_frame(frame.items, holding, forced)} - holding
+        if not found - {""}:
+            break
+        holding |= found  # a frame holding such a frame holds one too: its own <iframe> must stay
+    return frozenset(forced)
+
+
+def _estimated_rung(size: int, budget: int, scroll: dict[str, float]) -> int:
+    """The widest margin whose tree would fit if the content were spread evenly down the page."""
+    top, height, viewport = scroll["y"], max(scroll["h"], scroll["vh"]), scroll["vh"]
+    for index, margin in enumerate(MARGINS):
+        shown = min(height, top + viewport * (1 + margin)) - max(0.0, top - viewport * margin)
+        if size * shown / height <= budget:
+            return index
+    return len(MARGINS) - 1
+
+
+def stitch_tree(
+    frames: dict[str, FrameItems], budget: int | None = None, scroll: dict[str, float] | None = None
+) -> StitchedTree:
+    """Stitch every frame under its <iframe> line, starting at the main frame (key "").
+
+    With `budget` (characters) and the main frame's `scroll` ({y, h, vh}), a tree longer than the
+    budget is trimmed around the screen (see the module docstring); frames need their positions."""
+    full = _Stitcher(frames).run()
     main = frames.get("")
-    if main is not None:
-        stitcher.visited.add("")
-        stitcher.render(main.items, 0, "")
-    return StitchedTree(text="\n".join(stitcher.lines), elements=stitcher.elements, renames=stitcher.renames)
+    if budget is None or not scroll or not scroll.get("vh") or main is None or main.positions is None:
+        return full.result()
+    size = len(full.text)
+    if size <= budget:
+        return full.result()
+    viewport = scroll["vh"]
+    forced = _forced_items(frames)
+
+    def attempt(index: int) -> _Stitcher:
+        margin = MARGINS[index]
+        return _Stitcher(frames, (-margin * viewport, viewport * (1 + margin)), forced).run()
+
+    index = _estimated_rung(size, budget, scroll)
+    chosen = attempt(index)
+    if len(chosen.text) <= budget:
+        while index > 0:  # the estimate may be cautious: widen while it still fits
+            wider = attempt(index - 1)
+            if len(wider.text) > budget:
+                break
+            chosen, index = wider, index - 1
+    else:
+        while index < len(MARGINS) - 1:  # the last rung is the screen alone: kept even over budget
+            index += 1
+            chosen = attempt(index)
+            if len(chosen.text) <= budget:
+                break
+    above, above_interactive, below, below_interactive = chosen.elided
+    if not above and not below:
+        return full.result()  # everything is on screen: nothing to leave out
+    return chosen.result(TreeTrim(MARGINS[index], above, above_interactive, below, below_interactive))
 
 
-def describe_scroll(scroll: dict[str, float] | None) -> str:
-    """Where the viewport is, e.g. ``scrolled 40% (page is 2.3 viewports tall)``."""
+def describe_trim(trim: TreeTrim) -> str:
+    """The sentence telling the model the tree is trimmed, and how much lies where."""
+    if trim.margin == 0:
+        kept = "what is on screen"
+    else:
+        kept = f"{trim.margin:g} viewport{'' if trim.margin == 1 else 's'} above and below the screen"
+    parts = []
+    if trim.above:
+        parts.append(f"{trim.above} elements above ({trim.above_interactive} interactive)")
+    if trim.below:
+        parts.append(f"{trim.below} {'' if trim.above else 'elements '}below ({trim.below_interactive} interactive)")
+    return (f"page state trimmed to {kept}: {' and '.join(parts)} are left out "
+            f"(see the '- … more elements' lines); scroll to see them")
+
+
+def describe_scroll(scroll: dict[str, float] | None, trim: TreeTrim | None = None) -> str:
+    """Where the viewport is, e.g. ``scrolled 40% (page is 2.3 viewports tall)``, and with `trim` what
+    the tree leaves out."""
+    position = _describe_position(scroll)
+    return position if trim is None else f"{position}; {describe_trim(trim)}"
+
+
+def _describe_position(scroll: dict[str, float] | None) -> str:
     if not scroll or not scroll.get("vh"):
         return "scroll position unknown"
     top, height, viewport = scroll["y"], scroll["h"], scroll["vh"]
