@@ -1,0 +1,145 @@
+"""The tree budget's rules on hand-made items (no browser): runs, sides, depths, frames, config."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from webtask_core.browser import BrowserConfig
+from webtask_core.browser.models import DEFAULT_TREE_BUDGET_CHARS
+from webtask_core.browser.tree import FrameItems, describe_scroll, stitch_tree
+from webtask_core.errors import ConfigError
+
+VIEWPORT = 800
+SCROLL = {"y": 4000, "h": 20000, "vh": VIEWPORT}  # the screen shows page pixels 4000-4800
+
+
+def button(number: int) -> list:
+    return ["button", [], f"Button {number}", "button"]
+
+
+def row(number: int, top: int) -> tuple[dict, list[int]]:
+    """A table row with a text and a button, 40 px tall at `top` (viewport pixels)."""
+    return {"t": "row", "x": "", "c": [f"Row {number}", button(number)], "p": [top, top + 20, top + 20, top + 40]}, [top, top + 40]
+
+
+def table(tops: list[int]) -> FrameItems:
+    rows, positions = [], []
+    for number, top in enumerate(tops):
+        item, box = row(number, top)
+        rows.append(item)
+        positions += box
+    return FrameItems(key="", items=[{"t": "table", "x": "", "c": rows, "p": positions}], positions=[tops[0], tops[-1] + 40])
+
+
+def test_a_tree_within_budget_or_without_one_is_the_whole_tree():
+    frames = {"": table([-3000, -2000, 100, 2000, 5000])}
+    whole = stitch_tree(frames)
+    assert stitch_tree(frames, budget=10_000, scroll=SCROLL).text == whole.text
+    assert whole.trim is None and "…" not in whole.text
+    assert list(whole.elements) == [f"button-{n}" for n in range(5)]
+
+
+def test_runs_on_each_side_become_one_line_at_their_depth_and_ids_keep_their_numbers():
+    # Rows far above (two), on screen (one), just below, far below (two): with a tiny budget only the
+    # screen itself stays (the last rung), everything else is summarised per side.
+    frames = {"": table([-3000, -2000, 100, 900, 2000, 5000])}
+    tree = stitch_tree(frames, budget=10, scroll=SCROLL)
+    assert tree.text.splitlines() == [
+        "- table",
+        "  - … 6 more elements above (2 interactive) — scroll up to see them",
+        "  - row",
+        '    - text: "Row 2"',
+        '    - button-2 "Button 2"',
+        "  - … 9 more elements below (3 interactive) — scroll down to see them",
+    ]
+    assert list(tree.elements) == ["button-2"]
+    assert tree.trim is not None and tree.trim.margin == 0
+    assert (tree.trim.above, tree.trim.above_interactive, tree.trim.below, tree.trim.below_interactive) == (6, 2, 9, 3)
+    assert describe_scroll(SCROLL, tree.trim) == (
+        "scrolled 21% (page is 25.0 viewports tall); page state trimmed to what is on screen: 6 elements above "
+        "(2 interactive) and 9 below (3 interactive) are left out (see the '- … more elements' lines); scroll to see them"
+    )
+
+
+def test_the_widest_margin_that_fits_is_chosen():
+    frames = {"": table([-3000, -2900, -2800, -700, 100, 900, 1500, 3500, 3600, 3700])}
+    whole = len(stitch_tree(frames).text)
+    tree = stitch_tree(frames, budget=whole - 1, scroll=SCROLL)
+    assert tree.trim is not None and tree.trim.margin == 3.0  # 4 viewports would keep everything
+    assert '"Button 3"' in tree.text and '"Button 6"' in tree.text
+    assert '"Button 2"' not in tree.text and '"Button 7"' not in tree.text
+
+
+def test_a_single_line_far_away_is_shown_rather_than_summarised():
+    items = ["Far above", {"t": "h2", "x": "On screen"}, button(0)]
+    frames = {"": FrameItems("", items, [-5000, -4980, 10, 40, 9000, 9040])}
+    tree = stitch_tree(frames, budget=10, scroll=SCROLL)
+    assert tree.text == '- text: "Far above"\n- h2 "On screen"\n- button-0 "Button 0"'
+    assert tree.trim is None  # nothing was left out after all
+
+
+def test_must_stay_items_and_frames_holding_them_are_kept():
+    # A hidden file input (None position) deep in a far container; a far frame holding another one.
+    upload = ["input", ["type", "file", "hidden", True], "Photos", "button"]
+    form = {"t": "form", "x": "", "c": [button(0), button(4), upload, button(1), button(5)],
+            "p": [9000, 9040, 9050, 9090, None, None, 9100, 9140, 9150, 9190]}
+    frame = {"t": "iframe", "x": "Pay", "k": "f1", "y": 12000}
+    main = FrameItems("", [button(2), form, frame], [100, 140, None, None, 12000, 12300])
+    child = FrameItems("f1", [["input", ["type", "file", "hidden", True], "Receipt", "button"], button(3), button(6)],
+                       [None, None, 10, 50, 60, 100])
+    tree = stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL)
+    assert tree.text.splitlines() == [
+        '- button-0 "Button 2"',
+        "- form",
+        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+        '  - input-0 (type="file" hidden) "Photos"',
+        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+        '- iframe "Pay"',
+        '  - input-1 (type="file" hidden) "Receipt"',
+        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+    ]
+    assert list(tree.elements) == ["button-0", "input-0", "input-1"]
+    assert tree.elements["input-1"].frame_path == "f1"
+    # Elided elements keep their page-wide numbers, and the frame's are restamped like any others.
+    assert tree.renames == {"f1": {"input-0": "input-1", "button-0": "button-5", "button-1": "button-6"}}
+
+
+def test_a_frame_far_away_is_summarised_with_its_content_and_its_ids_still_renamed():
+    frame = {"t": "iframe", "x": "Ads", "k": "f1", "y": 9000}
+    main = FrameItems("", [button(0), frame, button(1)], [100, 140, 9000, 9300, 9400, 9440])
+    child = FrameItems("f1", [button(0), {"t": "list", "x": "", "c": ["a", "b"], "p": [30, 40, 40, 50]}], [0, 20, 30, 50])
+    tree = stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL)
+    assert tree.text.splitlines() == [
+        '- button-0 "Button 0"',
+        "- … 6 more elements below (2 interactive) — scroll down to see them",
+    ]
+    # The frame's own pass numbered its button 0; the page-wide id is button-1: restamped all the same.
+    assert tree.renames == {"f1": {"button-0": "button-1"}, "": {"button-1": "button-2"}}
+
+
+def test_content_of_a_frame_on_screen_is_placed_by_where_the_frame_sits():
+    frame = {"t": "iframe", "x": "Feed", "k": "f1", "y": 200}
+    main = FrameItems("", [frame], [200, 700])
+    # Frame-relative tops: 0 is on screen (page 200); 5000 in the frame is page 5200, far below.
+    child = FrameItems("f1", [button(0), button(1), button(2)], [0, 20, 5000, 5020, 5100, 5120])
+    tree = stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL)
+    assert tree.text.splitlines() == [
+        '- iframe "Feed"',
+        '  - button-0 "Button 0"',
+        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+    ]
+
+
+def test_the_budget_is_configurable_and_checked(monkeypatch):
+    assert BrowserConfig().tree_budget_chars == DEFAULT_TREE_BUDGET_CHARS
+    assert BrowserConfig(tree_budget_chars=None).tree_budget_chars is None
+    with pytest.raises(ValidationError, match="greater than or equal to 1000"):
+        BrowserConfig(tree_budget_chars=200)
+    monkeypatch.setenv("WEBTASK_TREE_BUDGET_CHARS", "none")
+    assert BrowserConfig().tree_budget_chars is None
+    monkeypatch.setenv("WEBTASK_TREE_BUDGET_CHARS", "40000")
+    assert BrowserConfig().tree_budget_chars == 40_000
+    monkeypatch.setenv("WEBTASK_TREE_BUDGET_CHARS", "lots")
+    with pytest.raises(ConfigError, match="WEBTASK_TREE_BUDGET_CHARS"):
+        BrowserConfig()
