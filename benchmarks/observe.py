@@ -9,6 +9,10 @@ of inputs), this measures in one run, interleaved so machine noise hits both ali
 - screenshot(marks=True, jpeg): median time,
 - page.content() on the same page as the baseline.
 
+Every page is observed with the default BrowserConfig (tree budget DEFAULT_TREE_BUDGET_CHARS); the
+large page also with no budget (the whole tree, what every step paid before the budget), interleaved
+with the budgeted observations, and once more scrolled to its middle.
+
 Targets: large-page observe within 3x of page.content() and under 150 ms. Prints a table, then one
 line of JSON. Run: .venv/bin/python benchmarks/observe.py [--runs N]
 """
@@ -25,7 +29,8 @@ from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from webtask_core.browser import Browser, BrowserSession
+from webtask_core.browser import Browser, BrowserConfig, BrowserSession, Observation
+from webtask_core.browser.models import DEFAULT_TREE_BUDGET_CHARS
 
 TEST_PAGES = Path(__file__).resolve().parent.parent / "tests" / "core" / "browser" / "pages"
 BUNDLED = ("form.html", "clickables.html", "long.html", "frames.html")
@@ -126,24 +131,34 @@ def spread(samples: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(samples), 1), "p10": round(deciles[0], 1), "p90": round(deciles[-1], 1)}
 
 
-async def measure(session: BrowserSession, url: str, runs: int, shots: int) -> dict[str, object]:
+def tree_figures(observation: Observation) -> dict[str, int]:
+    return {"ids": len(observation.elements), "tree_chars": len(observation.tree), "tree_tokens_est": len(observation.tree) // 4}
+
+
+async def measure(
+    session: BrowserSession, url: str, runs: int, shots: int, whole: BrowserSession | None = None
+) -> dict[str, object]:
+    """Figures for one page; with `whole` (a session without a tree budget) its observations too."""
     await session.navigate(url)
     page = session.page
     assert page is not None
     cold = await timed(session.observe)
-    observe_ms, content_ms = [], []
-    for _ in range(runs):  # interleaved: both see the same machine noise
+    if whole is not None:
+        await whole.navigate(url)
+        await whole.observe()
+    observe_ms, content_ms, whole_ms = [], [], []
+    for _ in range(runs):  # interleaved: all see the same machine noise
         observe_ms.append(await timed(session.observe))
         content_ms.append(await timed(page.content))
+        if whole is not None:
+            whole_ms.append(await timed(whole.observe))
     observation = await session.observe()
     screenshot_ms = [await timed(lambda: session.screenshot(marks=True, format="jpeg", quality=70)) for _ in range(shots)]
     elements = await page.evaluate("document.getElementsByTagName('*').length")
     observe, content = spread(observe_ms), spread(content_ms)
-    return {
+    figures: dict[str, object] = {
         "elements": elements,
-        "ids": len(observation.elements),
-        "tree_chars": len(observation.tree),
-        "tree_tokens_est": len(observation.tree) // 4,
+        **tree_figures(observation),
         "html_chars": len(await page.content()),
         "observe_cold_ms": round(cold, 1),
         "observe_ms": observe,
@@ -151,6 +166,12 @@ async def measure(session: BrowserSession, url: str, runs: int, shots: int) -> d
         "observe_over_content": round(observe["median"] / content["median"], 2),
         "screenshot_ms": spread(screenshot_ms) if shots >= 2 else {"median": round(screenshot_ms[0], 1)},
     }
+    if whole is not None:
+        figures["no_budget"] = {**tree_figures(await whole.observe()), "observe_ms": spread(whole_ms)}
+        await page.evaluate("window.scrollTo(0, (document.scrollingElement.scrollHeight - innerHeight) / 2)")
+        middle = await session.observe()
+        figures["middle"] = {**tree_figures(middle), "scroll": middle.scroll}
+    return figures
 
 
 async def main(runs: int) -> dict[str, object]:
@@ -160,15 +181,20 @@ async def main(runs: int) -> dict[str, object]:
     other_origin[0] = f"http://localhost:{other.server_address[1]}"
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     browser = await Browser.launch()
+    unbudgeted = await Browser.launch(BrowserConfig(tree_budget_chars=None))
     results: dict[str, object] = {}
     try:
-        session = await browser.new_session()
+        session, whole = await browser.new_session(), await unbudgeted.new_session()
         for name in (*BUNDLED, "large.html"):
             large = name == "large.html"
-            results[name] = await measure(session, base + name, runs * 2 if large else runs, 10 if large else 3)
+            results[name] = await measure(
+                session, base + name, runs * 2 if large else runs, 10 if large else 3, whole if large else None
+            )
         await session.close()
+        await whole.close()
     finally:
         await browser.close()
+        await unbudgeted.close()
         server.shutdown()
         other.shutdown()
     return results
@@ -189,7 +215,14 @@ def report(results: dict[str, dict]) -> None:
               f"{r['observe_over_content']:>6.2f}{r['screenshot_ms']['median']:>9.1f}")
     large = results["large.html"]
     observe_ms, ratio = large["observe_ms"]["median"], large["observe_over_content"]
+    whole, middle = large["no_budget"], large["middle"]
     print()
+    print(f"large page, tree budget {DEFAULT_TREE_BUDGET_CHARS} (default): {large['tree_chars']} chars "
+          f"(~{large['tree_tokens_est']} tokens), {large['ids']} ids, observe {_span(large['observe_ms'])} ms; "
+          f"scrolled to the middle: {middle['tree_chars']} chars (~{middle['tree_tokens_est']} tokens), {middle['ids']} ids")
+    print(f"large page, no budget (whole tree): {whole['tree_chars']} chars (~{whole['tree_tokens_est']} tokens), "
+          f"{whole['ids']} ids, observe {_span(whole['observe_ms'])} ms")
+    print(f"  scroll text at the middle: {middle['scroll']}")
     print("tokens are estimated as characters / 4; 'cold' is the first observation of the freshly loaded page; "
           "'ratio' is observe median / page.content() median.")
     print(f"large page: observe {observe_ms} ms (target < 150 ms: {'met' if observe_ms < 150 else 'MISSED'}), "
