@@ -15,6 +15,10 @@ block counted up to its first differing character. Ends with one JSON line.
 Targets: median under 150 ms per step outside the model; prefix share above 80 % from step 3 on.
 Wall times depend on what else the machine runs, so the load average at the start and the CPU time
 the whole process tree (this process, the Playwright driver, Chromium) spent per step are printed too.
+
+Part of a step's time is the site's: a click that loads a page waits for the new document's load
+event. That part ("site load": from the main frame's navigation request to the page's load event,
+as Playwright reports them) is printed per step, and "ours" is the time outside the model without it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from PIL import Image
 from pydantic import SecretStr
 
 from webtask_core import Agent, WorkerStatus
+from playwright.async_api import BrowserContext, Page, Request
+
 from webtask_core.browser import Browser, BrowserConfig
 from webtask_core.llm.anthropic import AnthropicLLM
 from webtask_core.session import Step
@@ -89,6 +95,57 @@ def prefix_share(request: dict[str, Any], following: dict[str, Any]) -> float:
     return shared / total if total else 0.0
 
 
+class _TimedLLM(AnthropicLLM):
+    """The client, noting when each model call started and ended (time.monotonic())."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[tuple[float, float]] = []
+
+    async def complete(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return await super().complete(*args, **kwargs)
+        finally:
+            self.calls.append((started, time.monotonic()))
+
+
+class _SiteLoads:
+    """Page loads in one browser context: (navigation request seen, load event) per document."""
+
+    def __init__(self, context: BrowserContext) -> None:
+        self.loads: list[tuple[float, float]] = []
+        self._started: dict[Page, float] = {}
+        context.on("request", self._request)
+        context.on("page", self._watch)
+        for page in context.pages:
+            self._watch(page)
+
+    def _watch(self, page: Page) -> None:
+        page.on("load", lambda: self._loaded(page))
+
+    def _request(self, request: Request) -> None:
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self._started[request.frame.page] = time.monotonic()
+
+    def _loaded(self, page: Page) -> None:
+        started = self._started.pop(page, None)
+        if started is not None:
+            self.loads.append((started, time.monotonic()))
+
+    def within(self, start: float, end: float) -> float:
+        """Seconds of page loading between `start` and `end`."""
+        return sum(max(0.0, min(end, b) - max(start, a)) for a, b in self.loads)
+
+
+def _site_ms_per_step(calls: list[tuple[float, float]], loads: _SiteLoads, ended: float) -> list[float]:
+    """Per step, the page loading while it acted: from the end of its model call to the start of the
+    next one (its observe has no navigation to wait for)."""
+    bounds = [end for _, end in calls]
+    nexts = [start for start, _ in calls[1:]] + [ended]
+    return [1000 * loads.within(a, b) for a, b in zip(bounds, nexts)]
+
+
 def _tree_cpu_s() -> float | None:
     """CPU seconds used so far by this process and every process below it, the ones that have
     ended included (Linux /proc), else None."""
@@ -119,6 +176,7 @@ def _tree_cpu_s() -> float | None:
 async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().screenshot_scale) -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     steps: list[Step] = []
+    site_ms: list[float] = []  # per step, in the order of `steps`
     shares: list[tuple[int, float]] = []  # (step index, share of that request reused by the next)
     tokens: list[tuple[int, int]] = []
     cache_read_share: list[float] = []
@@ -134,12 +192,21 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
         cpu_after = None
         try:
             async with FakeAnthropicServer(MarketplaceListingPolicy()) as server:
-                async with AnthropicLLM(base_url=server.base_url, api_key="bench") as llm:
+                async with _TimedLLM(base_url=server.base_url, api_key="bench") as llm:
                     for number in range(runs):
                         server.reset()
-                        async with Agent(llm, browser=browser, options=options,
-                                         resources={"listing_image_1": photos[0], "listing_image_2": photos[1]}) as agent:
+                        llm.calls.clear()
+                        tab = await browser.new_session()  # a fresh context per run, as the Agent would
+                        page = tab.page
+                        assert page is not None
+                        loads = _SiteLoads(page.context)
+                        try:
+                            agent = Agent(llm, browser=tab, options=options,
+                                          resources={"listing_image_1": photos[0], "listing_image_2": photos[1]})
                             result = await agent.do(_task(shop.url("/listings"), f"BENCH-{number}"), max_steps=25)
+                            site_ms += _site_ms_per_step(llm.calls, loads, time.monotonic())
+                        finally:
+                            await tab.close()
                         if result.status is not WorkerStatus.completed:
                             raise SystemExit(f"run {number} ended {result.status.value}: {result.feedback}")
                         session = agent.last_session
@@ -163,6 +230,7 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
     )
 
     outside = [s.timings.total_ms - s.timings.model_ms for s in steps]
+    ours = [max(0.0, total - site) for total, site in zip(outside, site_ms, strict=True)]
     parts = {
         "observe": [s.timings.observe_ms for s in steps],
         "act": [s.timings.act_ms for s in steps],
@@ -173,14 +241,16 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
     shown = f"on at {scale:g} scale" if screenshots else "off"
     print(f"{runs} run(s) of the marketplace listing task, {len(steps)} steps, screenshots {shown}, "
           f"{elapsed:.1f} s; load average {load if load is None else round(load, 1)} on {os.cpu_count()} cores\n")
-    print(f"{'step':>4}  {'outside ms':>10}  {'observe':>8}  {'act':>8}  {'book':>6}  {'in tokens':>9}  {'prefix→next':>11}")
+    print(f"{'step':>4}  {'outside ms':>10}  {'observe':>8}  {'act':>8}  {'site load':>9}  {'ours':>8}  {'book':>6}  "
+          f"{'in tokens':>9}  {'prefix→next':>11}")
     share_by_step = dict(shares[: len(steps) // runs])
     first_run = steps[: len(steps) // runs]
-    for step, (_, prompt) in zip(first_run, tokens):
+    for step, (_, prompt), site, own in zip(first_run, tokens, site_ms, ours):
         share = share_by_step.get(step.index)
         book = step.timings.total_ms - step.timings.observe_ms - step.timings.model_ms - step.timings.act_ms
         print(f"{step.index:>4}  {step.timings.total_ms - step.timings.model_ms:>10.1f}  "
-              f"{step.timings.observe_ms:>8.1f}  {step.timings.act_ms:>8.1f}  {book:>6.1f}  {prompt:>9}  "
+              f"{step.timings.observe_ms:>8.1f}  {step.timings.act_ms:>8.1f}  {site:>9.1f}  {own:>8.1f}  "
+              f"{book:>6.1f}  {prompt:>9}  "
               f"{'' if share is None else f'{share:.1%}':>11}")
     by_tool: dict[str, list[float]] = {}
     for step in steps:
@@ -200,6 +270,8 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
         "cpu_ms_per_step": cpu_per_step,
         "median_outside_model_ms": round(statistics.median(outside), 1),
         "p90_outside_model_ms": round(sorted(outside)[int(0.9 * (len(outside) - 1))], 1),
+        "median_site_load_ms": round(statistics.median(site_ms), 1),
+        "median_ours_ms": round(statistics.median(ours), 1),
         "median_parts_ms": {name: round(statistics.median(values), 1) for name, values in parts.items()},
         "median_tool_call_ms": tool_medians,
         "median_input_tokens_per_step": int(statistics.median(t for _, t in tokens)),
@@ -212,6 +284,8 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
     print(f"\nmedian outside the model: {figures['median_outside_model_ms']} ms per step "
           f"(target < 150); parts: {figures['median_parts_ms']}; CPU of the whole process tree "
           f"{cpu_per_step} ms per step")
+    print(f"of which the site's page loads: median {figures['median_site_load_ms']} ms; ours without them: "
+          f"median {figures['median_ours_ms']} ms per step")
     print(f"prefix share from step 3: min {figures['min_prefix_share_from_step_3']}, median "
           f"{figures['median_prefix_share_from_step_3']} (target > 0.8); fake cache read share "
           f"{figures['median_cache_read_share_from_step_3']}")
