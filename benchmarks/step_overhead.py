@@ -46,6 +46,7 @@ from webtask_core.session import Step
 from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
 from webtask_core.testing.fake_anthropic_checks import estimate_tokens
 from webtask_core.testing.marketplace import Marketplace
+from webtask_core.testing.processes import tree_cpu_seconds
 from webtask_core.worker import WorkerOptions
 
 PASSWORD = "demo-pass"
@@ -146,33 +147,6 @@ def _site_ms_per_step(calls: list[tuple[float, float]], loads: _SiteLoads, ended
     return [1000 * loads.within(a, b) for a, b in zip(bounds, nexts)]
 
 
-def _tree_cpu_s() -> float | None:
-    """CPU seconds used so far by this process and every process below it, the ones that have
-    ended included (Linux /proc), else None."""
-    if not os.path.isdir("/proc"):
-        return None
-    tick = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = {}
-    used: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue  # ended while we looked
-        children.setdefault(int(fields[1]), []).append(int(entry))
-        # Own time plus that of children already reaped (Chromium's closed renderers).
-        used[int(entry)] = sum(int(value) for value in fields[11:15]) / tick
-    total, stack = 0.0, [os.getpid()]
-    while stack:
-        pid = stack.pop()
-        total += used.get(pid, 0.0)
-        stack.extend(children.get(pid, []))
-    return total
-
-
 async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().screenshot_scale) -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     steps: list[Step] = []
@@ -180,6 +154,7 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
     shares: list[tuple[int, float]] = []  # (step index, share of that request reused by the next)
     tokens: list[tuple[int, int]] = []
     cache_read_share: list[float] = []
+    fresh_per_task: list[int] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder, Marketplace(users={"demo": PASSWORD}) as shop:
         photos = [Path(folder) / "front.jpg", Path(folder) / "back.png"]
@@ -188,7 +163,7 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
         options = WorkerOptions(screenshots=screenshots, screenshot_scale=scale,
                                 secrets={"shop_password": SecretStr(PASSWORD)})
         browser = await Browser.launch(BrowserConfig())
-        cpu_before = _tree_cpu_s()  # Chromium's start-up is not a step's
+        cpu_before = tree_cpu_seconds()  # Chromium's start-up is not a step's
         cpu_after = None
         try:
             async with FakeAnthropicServer(MarketplaceListingPolicy()) as server:
@@ -221,7 +196,9 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
                             tokens.append((step.index, prompt))
                             if step.index >= 3 and prompt:
                                 cache_read_share.append(usage.cache_read_tokens / prompt)
-            cpu_after = _tree_cpu_s()  # before Chromium exits (its time would leave the tree)
+                        # What a task pays at the full (or cache-write) price: everything not read from cache.
+                        fresh_per_task.append(sum(s.usage.input_tokens + s.usage.cache_write_tokens for s in session.steps))
+            cpu_after = tree_cpu_seconds()  # before Chromium exits (its time would leave the tree)
         finally:
             await browser.close()
     elapsed = time.perf_counter() - started
@@ -275,6 +252,7 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
         "median_parts_ms": {name: round(statistics.median(values), 1) for name, values in parts.items()},
         "median_tool_call_ms": tool_medians,
         "median_input_tokens_per_step": int(statistics.median(t for _, t in tokens)),
+        "uncached_input_tokens_per_task": int(statistics.median(fresh_per_task)),
         "min_prefix_share_from_step_3": round(min(late_shares), 3) if late_shares else None,
         "median_prefix_share_from_step_3": round(statistics.median(late_shares), 3) if late_shares else None,
         "median_cache_read_share_from_step_3": round(statistics.median(cache_read_share), 3)
@@ -288,7 +266,8 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
           f"median {figures['median_ours_ms']} ms per step")
     print(f"prefix share from step 3: min {figures['min_prefix_share_from_step_3']}, median "
           f"{figures['median_prefix_share_from_step_3']} (target > 0.8); fake cache read share "
-          f"{figures['median_cache_read_share_from_step_3']}")
+          f"{figures['median_cache_read_share_from_step_3']}; input tokens not read from cache per task "
+          f"{figures['uncached_input_tokens_per_task']}")
     return figures
 
 

@@ -1,4 +1,5 @@
-"""What a test leaves running: Chromium processes below this process, browser temp folders (Linux /proc)."""
+"""What a test leaves running: Chromium processes below this process, browser temp folders; and the CPU
+time a benchmark's process tree used (Linux /proc)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,48 @@ import tempfile
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-__all__ = ["chromium_processes", "processes_using", "kill_processes", "browser_temp_folders"]
+__all__ = ["chromium_processes", "processes_using", "kill_processes", "browser_temp_folders", "tree_cpu_seconds"]
 
 
-def _children() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
+def _stats() -> dict[int, list[str]]:
+    """/proc/PID/stat of every process, the fields after the program name (state first)."""
+    stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
+                stats[int(entry)] = stat.read().rsplit(")", 1)[1].split()
         except (FileNotFoundError, ProcessLookupError, IndexError):
             continue  # it ended while we looked
+    return stats
+
+
+def _children() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for pid, fields in _stats().items():
         if fields[0] != "Z":  # a zombie is not running
-            children.setdefault(int(fields[1]), []).append(int(entry))
+            children.setdefault(int(fields[1]), []).append(pid)
     return children
+
+
+def tree_cpu_seconds() -> float | None:
+    """CPU seconds used so far by this process and every process below it, including the children
+    they have already reaped (Chromium's closed renderers); None where there is no /proc."""
+    if not os.path.isdir("/proc"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = _stats()
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    total, stack = 0.0, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        if pid in stats:  # utime, stime, cutime, cstime
+            total += sum(int(value) for value in stats[pid][11:15]) / tick
+        stack.extend(children.get(pid, []))
+    return total
 
 
 def _program(pid: int) -> str:
