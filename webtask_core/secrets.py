@@ -11,7 +11,9 @@ whitespace-collapsed (as the page tree shows text), URL-encoded (a GET form), JS
 short with an ellipsis (the tree clips long values: ``S3cr3t-Pa…``).
 
 A value may be limited to hosts (``SecretValue(value, domains=[...])``, or ``domains=`` for all of
-them): ``reveal`` refuses to type it on a page of another host.
+them): ``reveal`` refuses to type it into a document of another host. The tools pass the URL of
+the frame the text goes to (``BrowserSession.typing_url``), so a frame from another site embedded in
+an allowed page does not count as that page.
 """
 
 from __future__ import annotations
@@ -137,6 +139,13 @@ class SecretValues:
 
     # ---- into the page ----
 
+    def limited(self, text: str) -> bool:
+        """True if a placeholder in ``text`` names a secret that may be typed on some hosts only."""
+        return any(
+            entry is not None and bool(entry.domains)
+            for entry in (self._entries.get(match.group(1)) for match in SECRET_PLACEHOLDER.finditer(text))
+        )
+
     def reveal(self, text: str, *, url: str | None = None) -> str:
         """``text`` with its placeholders replaced by the values, checked against ``url``'s host."""
 
@@ -149,7 +158,7 @@ class SecretValues:
             if entry.domains and (url is None or not entry.domains.matches(url)):
                 raise ActionError(
                     f"secret {name!r} may only be typed on pages of [{', '.join(entry.domains)}]; "
-                    f"this page is {url or 'unknown'}"
+                    f"the field is in a document of {url or 'an unknown page'}"
                 )
             return entry.value
 

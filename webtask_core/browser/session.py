@@ -16,6 +16,7 @@ from webtask_core.browser import actions, page_actions
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import first_line, is_closed_error, translate_errors
+from webtask_core.browser.focus import document_url, focused_frame
 from webtask_core.browser.models import BrowserConfig, Observation, TabInfo
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
 from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
@@ -249,6 +250,16 @@ class BrowserSession:
         return await capture_screenshot(
             page, cdp, marks=marks, image_format=image_format, quality=quality, masks=masks, scale=scale
         )
+
+    async def typing_url(self, element_id: str | None = None) -> str:
+        """The URL of the document that text typed now would reach: `element_id`'s frame, or the
+        frame holding the keyboard focus. A frame from another site is not the page around it."""
+        self._require_alive()
+        if element_id is not None:
+            return document_url(self._target_frame(element_id))
+        page = await self._tabs.ensure_active()
+        async with translate_errors("finding the focused field", self._config.action_timeout_s):
+            return document_url(await focused_frame(page))
 
     # --- element actions ----------------------------------------------------------------------
 

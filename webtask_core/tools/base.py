@@ -65,11 +65,13 @@ class ToolContext:
         if not isinstance(self.secrets, SecretValues):
             self.secrets = SecretValues(self.secrets)
 
-    def reveal(self, text: str) -> str:
-        """Replace ``{{secret:NAME}}`` placeholders by their values, if the page's host allows it."""
+    async def reveal(self, text: str, element_id: str | None = None) -> str:
+        """Replace ``{{secret:NAME}}`` placeholders by their values, if the host of the document the
+        text goes to allows it: ``element_id``'s frame, or the focused one (not the tab's URL)."""
         if SECRET_PLACEHOLDER.search(text) is None:
             return text
-        return self.secrets.reveal(text, url=self.session.url)
+        url = await self.session.typing_url(element_id) if self.secrets.limited(text) else None
+        return self.secrets.reveal(text, url=url)
 
     def mask(self, text: str) -> str:
         """Put placeholders back in place of secret values, so results never show a secret."""

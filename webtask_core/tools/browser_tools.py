@@ -69,7 +69,8 @@ class FillTool(Tool):
         text: str = Field(description="The new value. Secret placeholders are typed as-is.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return ctx.mask(await ctx.session.fill(params.element_id, ctx.reveal(params.text)))
+        text = await ctx.reveal(params.text, params.element_id)
+        return ctx.mask(await ctx.session.fill(params.element_id, text))
 
 
 class TypeTool(Tool):
@@ -84,7 +85,8 @@ class TypeTool(Tool):
         element_id: str | None = _optional_element_id()
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        message = await ctx.session.type(ctx.reveal(params.text), element_id=params.element_id)
+        text = await ctx.reveal(params.text, params.element_id)
+        message = await ctx.session.type(text, element_id=params.element_id)
         return ctx.mask(message)
 
 

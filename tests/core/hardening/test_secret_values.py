@@ -39,9 +39,9 @@ def test_a_secret_limited_to_hosts_is_only_revealed_there():
         domains=["*.example.com"],
     )
     assert secrets.reveal("{{secret:shop}}", url="http://shop.test:8080/login") == "shop-pass-1"
-    with pytest.raises(ActionError, match=r"may only be typed on pages of \[shop.test:8080\]; this page is http://evil"):
+    with pytest.raises(ActionError, match=r"may only be typed on pages of \[shop.test:8080\]; the field is in a document of http://evil"):
         secrets.reveal("{{secret:shop}}", url="http://evil.test/login")
-    with pytest.raises(ActionError, match="this page is data:"):
+    with pytest.raises(ActionError, match="in a document of data:"):
         secrets.reveal("{{secret:shop}}", url="data:text/html,<input>")  # never on a page with no host
     # a secret without its own domains gets the default ones
     assert secrets.reveal("{{secret:any}}", url="https://a.example.com/") == "anywhere-1"
@@ -49,6 +49,9 @@ def test_a_secret_limited_to_hosts_is_only_revealed_there():
         secrets.reveal("{{secret:any}}", url="https://example.org/")
     assert secrets.domains_of("shop") == ("shop.test:8080",) and secrets.domains_of("any") == ("*.example.com",)
     assert SecretValues({"x": "no-limits"}).reveal("{{secret:x}}", url=None) == "no-limits"
+    # only a limited secret needs to know where it is typed (finding the focused frame costs round trips)
+    assert secrets.limited("user {{secret:shop}}") and secrets.limited("{{secret:any}}")
+    assert not SecretValues({"x": "no-limits"}).limited("{{secret:x}} {{secret:unknown}}")
 
 
 @pytest.mark.parametrize("bad, problem", [
