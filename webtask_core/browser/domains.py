@@ -6,6 +6,8 @@ not route the later hops of a server redirect; those are stopped at the redirect
 :class:`~webtask_core.browser.redirects.RedirectGuard`, before the next hop is sent. As a fallback
 (the first request of a tab the page opened), a redirect onto a foreign host is also caught from the
 request event: the page is taken off that host right after the action and the action fails.
+With ``block_requests`` the page's own requests (images, scripts, fetches, frames) to other hosts are
+aborted too, and so are their redirects onto other hosts.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class DomainPolicy:
         self.patterns: tuple[str, ...] = self._hosts.patterns
         self.block_requests = block_requests
         self.blocked: list[BlockedNavigation] = []
-        self._redirects = RedirectGuard(self._refuses_redirect, self._record_redirect)
+        self._redirects = RedirectGuard(self._refuses_redirect, self._record_redirect, every_resource=block_requests)
 
     @property
     def active(self) -> bool:

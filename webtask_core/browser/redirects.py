@@ -3,8 +3,9 @@
 Playwright's routes see only the first request of a redirect chain, so an allowed page that answers
 ``302 Location: https://elsewhere/?data=…`` (an open redirect, a "partner link") would otherwise
 reach the other host. Chromium's Fetch domain, at the response stage, shows every hop's redirect
-response before it is followed: one CDP session per tab pauses document responses, and a redirect
-whose target the policy refuses is aborted there (the tab stays where it was). The first request of
+response before it is followed: one CDP session per tab pauses document responses (every response
+when the page's own requests are guarded too, `block_requests`), and a redirect whose target the
+policy refuses is aborted there (the tab stays where it was). The first request of
 a tab opened by the page can slip past (its session attaches a moment later); the request listener
 in :mod:`domains` still notices that one and takes the tab off the foreign host.
 """
@@ -28,14 +29,21 @@ logger = logging.getLogger(__name__)
 
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 _DOCUMENTS = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}]}
+# Every response: an allowed image, script or fetch URL that redirects elsewhere is a request to
+# elsewhere. One round trip per response, paid only by sessions that block the page's own requests.
+_EVERYTHING = {"patterns": [{"urlPattern": "*", "requestStage": "Response"}]}
 
 
 class RedirectGuard:
-    """Watches every tab of a context. ``refuses(url, main_frame)`` decides; ``on_block(url, page)`` records."""
+    """Watches every tab of a context. ``refuses(url, main_frame)`` decides; ``on_block(url, page)`` records.
+    With ``every_resource``, the redirects of a page's subresources are checked too, not only documents'."""
 
-    def __init__(self, refuses: Callable[[str, bool], bool], on_block: Callable[[str, Page], None]):
+    def __init__(
+        self, refuses: Callable[[str, bool], bool], on_block: Callable[[str, Page], None], *, every_resource: bool = False
+    ):
         self._refuses = refuses
         self._on_block = on_block
+        self._patterns = _EVERYTHING if every_resource else _DOCUMENTS
         self._tasks: set[asyncio.Task[None]] = set()
         self._watching: set[asyncio.Task[None]] = set()
 
@@ -62,7 +70,7 @@ class RedirectGuard:
             tree = await cdp.send("Page.getFrameTree")
             main_frame = tree["frameTree"]["frame"]["id"]
             cdp.on("Fetch.requestPaused", lambda event: self._spawn(self._paused(cdp, page, main_frame, event), self._tasks))
-            await cdp.send("Fetch.enable", _DOCUMENTS)
+            await cdp.send("Fetch.enable", self._patterns)
         except PlaywrightError as error:
             if page.is_closed() or is_closed_error(error):
                 return  # the tab (or the browser) went away first: nothing to watch
@@ -71,7 +79,8 @@ class RedirectGuard:
     async def _paused(self, cdp: CDPSession, page: Page, main_frame: str, event: dict[str, Any]) -> None:
         request_id = event["requestId"]
         target = _redirect_target(event)
-        main = event.get("frameId") == main_frame
+        # The tab's own document (not an image or a script of it, not a child frame's document).
+        main = event.get("frameId") == main_frame and event.get("resourceType") == "Document"
         try:
             if target is not None and self._refuses(target, main):
                 if main:

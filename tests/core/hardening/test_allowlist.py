@@ -70,7 +70,12 @@ def site(evil):
         return 302, "", {"Location": query["to"][0]}
 
     pages = {"/product": injection_page(evil.origin), "/redirect": redirect,
-             "/with-image": f'<h1>Shop</h1><img src="{evil.origin}/steal?via=image" alt="ad">'}
+             "/with-image": f'<h1>Shop</h1><img src="{evil.origin}/steal?via=image" alt="ad">',
+             # The page's own (allowed) URLs, answered with a redirect to the other host.
+             "/with-redirects": '<h1>Shop</h1><img src="/redirect?to={0}/steal%3Fvia%3Dimage-redirect" alt="ad">'
+                                '<script src="/redirect?to={0}/steal%3Fvia%3Dscript-redirect"></script>'
+                                '<script>fetch("/redirect?to={0}/steal%3Fvia%3Dfetch-redirect").catch(() => null)</script>'
+                                .format(evil.origin)}
     with Site(pages=pages) as running:
         yield running
 
@@ -115,6 +120,23 @@ async def test_block_requests_also_stops_the_page_own_requests(browser, site, ev
                          start_url=site.url("/with-image")) as agent:
             assert (await agent.do("Look at the shop.", max_steps=2)).ok
     assert len(evil.requests) == 1  # with block_requests it does not
+
+
+async def test_block_requests_stops_the_page_own_requests_redirected_to_another_host(browser, site, evil):
+    async with fake_model(lambda request: Reply(tool_uses=[ToolUse("complete", {"feedback": "seen"})])) as (_, llm):
+        async with Agent(llm, browser=browser, allowed_domains=[site.host], start_url=site.url("/with-redirects")) as agent:
+            assert (await agent.do("Look at the shop.", max_steps=2)).ok
+        # without block_requests the page's own requests follow their redirects (that is the default)
+        assert sorted(path for _, path in evil.requests) == [
+            "/steal?via=fetch-redirect", "/steal?via=image-redirect", "/steal?via=script-redirect"]
+        evil.requests.clear()
+        async with Agent(llm, browser=browser, allowed_domains=[site.host], block_requests=True,
+                         start_url=site.url("/with-redirects")) as agent:
+            result = await agent.do("Look at the shop.", max_steps=2)
+            page_url = agent.worker.session.url
+    assert result.ok and page_url == site.url("/with-redirects")  # the page itself stayed
+    assert evil.requests == []
+    assert [path for _, path in site.requests].count("/redirect?to=" + evil.origin + "/steal%3Fvia%3Dimage-redirect") == 2
 
 
 @pytest.mark.parametrize("options, parameter", [
