@@ -71,6 +71,17 @@ async def test_radio_check_and_uncheck_rules(browser_session, sites):
     assert not await browser_session.page.is_checked("input[name=shipping]")
 
 
+async def test_check_says_when_the_page_keeps_a_checkbox_unchecked(browser_session, sites):
+    await open_page(browser_session, sites, "form.html")
+    await browser_session.page.set_content(
+        '<label><input type="checkbox" name="locked" onclick="event.preventDefault()"> Locked</label>'
+    )
+    locked = by_name(await browser_session.observe())["locked"]
+    with pytest.raises(ActionError, match=f"clicking {locked} did not make it checked"):
+        await browser_session.check(locked)
+    assert not await browser_session.page.is_checked("input[name=locked]")
+
+
 async def test_label_standing_for_a_hidden_checkbox(browser_session, sites):
     observation = await open_page(browser_session, sites, "form.html")
     toggle = by_text(observation)["Featured listing"]
