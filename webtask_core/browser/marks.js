@@ -65,8 +65,15 @@ async ({mark, show, marks, masks, labelScale}) => {
       const colour = COLOURS[drawn % COLOURS.length];
       box('position:fixed;left:' + r.left + 'px;top:' + r.top + 'px;width:' + r.width + 'px;height:' + r.height
         + 'px;outline:' + edge + 'px solid ' + colour + ';box-sizing:border-box');
-      const labelTop = r.top >= line ? r.top - line : r.top;
-      box('position:fixed;left:' + Math.max(r.left, 0) + 'px;top:' + labelTop + 'px;background:' + colour
+      // Wide elements (text fields, selects, text areas) get the id inside their top-right corner: their
+      // own label usually sits just above-left, where the id would hide it. Others get it above-left.
+      const width = id.length * font * 0.62 + 6 * labelScale;
+      let labelLeft = Math.max(r.left, 0), labelTop = r.top >= line ? r.top - line : r.top;
+      if (r.width >= 2.5 * width && r.height >= line + 2 * edge) {
+        labelLeft = Math.max(Math.min(r.right, vw) - width - edge, labelLeft);
+        labelTop = Math.max(r.top, 0) + edge;
+      }
+      box('position:fixed;left:' + labelLeft + 'px;top:' + labelTop + 'px;background:' + colour
         + ';color:#fff;font:bold ' + font + 'px/' + line + 'px monospace;padding:0 ' + Math.round(3 * labelScale)
         + 'px;white-space:nowrap').textContent = id;
       drawn++;

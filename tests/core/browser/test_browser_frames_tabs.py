@@ -89,6 +89,32 @@ async def test_screenshot_draws_marks_then_removes_them(browser_session, sites):
     assert image.format == "JPEG" and image.size == (1280, 800)
 
 
+async def test_screenshot_labels_of_wide_fields_leave_the_field_label_above_readable(browser_session, sites):
+    await browser_session.navigate(sites.url("form.html"))
+    await browser_session.page.set_content(
+        '<body style="margin:40px;font:16px sans-serif"><div><span id="caption" style="display:inline-block;margin-bottom:8px">Title</span></div>'
+        '<input id="t" style="width:600px;height:32px"> <input type="checkbox" id="c"></body>'
+    )
+    await browser_session.observe()
+    plain = Image.open(io.BytesIO(await browser_session.screenshot(marks=False, format="png"))).convert("RGB")
+    marked = Image.open(io.BytesIO(await browser_session.screenshot(marks=True, format="png"))).convert("RGB")
+
+    async def region(selector: str, part: str = "all") -> tuple[int, int, int, int]:
+        box = await browser_session.page.locator(selector).bounding_box()
+        left, top, right, bottom = box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"]
+        if part == "top-right":
+            left = right - 60
+        return int(left), int(top), int(right), int(bottom)
+
+    caption = await region("#caption")
+    assert plain.crop(caption).tobytes() == marked.crop(caption).tobytes()  # "Title" is not covered
+    corner = await region("#t", "top-right")
+    assert plain.crop(corner).tobytes() != marked.crop(corner).tobytes()  # the id sits inside, top right
+    above_box = await region("#c")
+    above = (above_box[0], above_box[1] - 10, above_box[2], above_box[1])
+    assert plain.crop(above).tobytes() != marked.crop(above).tobytes()  # a small box: its id goes above
+
+
 async def test_screenshot_masks_passwords_and_requested_ids(browser_session, sites):
     await browser_session.navigate(sites.url("form.html"))
     observation = await browser_session.observe()
