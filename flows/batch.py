@@ -131,10 +131,13 @@ async def batch_listing_upload(
     finished: list[ListingResult] = []
     results: dict[str, ListingResult] = {}
 
+    starts = SubflowStarts()  # in this process: one subflow start at a time (see flows.batch_starts)
+
     async def settle(result: ListingResult) -> None:
         results[result.sku] = result
         finished.append(result)
-        await progress.update(finished)
+        async with starts.exclusive():  # never at the moment a subflow start writes (SQLite 503s)
+            await progress.update(finished)
         logger.info("%s: %s (%s)", result.sku, result.status, summary_line(finished, total))
 
     done = await _look_up_all(book, jobs)
@@ -149,15 +152,15 @@ async def batch_listing_upload(
                 ", as deployment runs" if fan_out == "deployments" else "")
 
     gate = asyncio.Semaphore(max_concurrency)
-    starts = SubflowStarts()  # in this process: one subflow start at a time (see flows.batch_starts)
 
     async def run_one(job: ListingJob, login_key: str | None) -> None:
         async with gate:
             result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                        login_session_key=login_key, starts=starts)
-        if result.status == "completed":
-            await _remember(book, job, result)
-        await settle(result)
+            # Recorded before the next listing may start: its start would wait on these writes anyway.
+            if result.status == "completed":
+                await _remember(book, job, result)
+            await settle(result)
 
     if pending and fan_out == "deployments":  # workers read the login from the store: submit once it is there
         logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id)

@@ -5,13 +5,16 @@ its Running state). Against Prefect's SQLite server, writes made at the same mom
 ``SQLITE_BUSY``, the API answers 503 and the client backs off 2, 4, 8 s: five trivial subflows started
 together took 2.5-6.5 s to get going, one after another 0.13 s each (Prefect 3.8, 2 cores). So the
 batch starts one run, waits until its body runs (``run-webtask`` calls :func:`note_run_started`
-first thing) or it ended, then starts the next; the runs themselves overlap as before.
+once it holds its session lock, its first API write) or it ended, then starts the next; the runs themselves overlap as before. The batch's
+own API writes (its progress artifact) take the same turn (:meth:`SubflowStarts.exclusive`): one
+landing on a start cost the start a 2 s back-off after every listing.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -34,6 +37,12 @@ class SubflowStarts:
 
     def __init__(self) -> None:
         self._lock = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold off starts while the caller writes to the API (waits for a start under way)."""
+        async with self._lock:
+            yield
 
     async def run(self, start: Callable[[], Awaitable[T]]) -> T:
         started = asyncio.Event()

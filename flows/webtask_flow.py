@@ -88,7 +88,6 @@ async def run_webtask(
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
     ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
     """
-    note_run_started()  # a batch starting its runs one at a time may start the next one now
     started = time.perf_counter()
     logger = get_run_logger()
     allowed = _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key,
@@ -118,6 +117,9 @@ async def run_webtask(
                 previous, stored = loaded
                 storage_state, last_url = stored.storage_state, stored.last_url
                 logger.info("Continuing session %r (%d earlier task(s))", session_key, len(previous.previous_tasks) + 1)
+        # A batch starting its runs one at a time may start the next one now: after this run's own
+        # first API writes (the session lock), which would otherwise land on that start (SQLite 503s).
+        note_run_started()
         files = await stack.enter_async_context(downloaded_resources(resources or {}))
         llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
         if login_session_key and storage_state is None:
