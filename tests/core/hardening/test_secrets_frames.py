@@ -37,7 +37,14 @@ def site(other):
         '<iframe title="Own widget" srcdoc="<input name=\'widget\'>"></iframe>'
         f'<iframe title="Partner sign-in" src="{other.url("/phish")}"></iframe>'
     )
-    with Site(pages={"/account": page}) as running:
+    # The same partner form inside a widget's open shadow root.
+    widget = (
+        "<!doctype html><title>Account</title><h1>Account</h1>"
+        '<label>Password <input name="own" type="password"></label><div id="host"></div>'
+        "<script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML ="
+        f""" '<iframe title="Partner sign-in" src="{other.url("/phish")}"></iframe>';</script>"""
+    )
+    with Site(pages={"/account": page, "/shadow": widget}) as running:
         yield running
 
 
@@ -87,7 +94,8 @@ async def test_fill_refuses_a_limited_secret_in_a_frame_of_another_host(browser,
     assert [request for request in other.requests if request[1] != "/phish"] == []  # nothing was submitted
 
 
-async def test_typing_into_the_focused_frame_of_another_host_is_refused(browser, site, other):
+@pytest.mark.parametrize("path", ["/account", "/shadow"])
+async def test_typing_into_the_focused_frame_of_another_host_is_refused(browser, site, other, path):
     steps = [
         lambda tree: [ToolUse("click", {"element_id": find_element(tree, name="phish")})],
         lambda tree: [ToolUse("type", {"text": PLACEHOLDER})],  # the keyboard, into the focused field
@@ -96,7 +104,7 @@ async def test_typing_into_the_focused_frame_of_another_host_is_refused(browser,
     ]
     limited = SecretValue(value=SECRET, domains=(site.host,))
     async with fake_model(_script(steps)) as (server, llm):
-        async with Agent(llm, browser=browser, secrets={"pw": limited}, start_url=site.url("/account")) as agent:
+        async with Agent(llm, browser=browser, secrets={"pw": limited}, start_url=site.url(path)) as agent:
             result = await agent.do("Sign in.", max_steps=6)
             values = await _values(agent)
         into_frame = last_tool_results(server.requests[2])[0]
@@ -105,4 +113,4 @@ async def test_typing_into_the_focused_frame_of_another_host_is_refused(browser,
     assert result.status is WorkerStatus.completed
     assert into_frame.is_error and f"the field is in a document of {other.url('/phish')}" in into_frame.text
     assert not into_page.is_error
-    assert values == {"own": SECRET, "widget": "", "phish": ""}
+    assert values["own"] == SECRET and values["phish"] == "" and values.get("widget", "") == ""
