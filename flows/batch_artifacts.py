@@ -63,6 +63,9 @@ def summary_rows(results: Sequence[ListingResult]) -> list[dict[str, Any]]:
             "listing_url": result.listing_url or "",
             "steps": result.steps,
             "tokens": result.tokens,
+            "fresh input tokens": result.fresh_input_tokens,
+            "cached input tokens": result.usage.cache_read_tokens,
+            "output tokens": result.usage.output_tokens,
             "feedback": feedback,
             "flow_run_id": result.flow_run_id or "",
         })

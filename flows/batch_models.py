@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from webtask_core.llm.types import Usage
+
 __all__ = ["ListingStatus", "ListingResult", "ListingOutput", "FAILED_STATUSES"]
 
 # completed: listed (or found already listed); aborted / max_steps: the agent gave up;
@@ -34,6 +36,8 @@ class ListingResult(BaseModel):
     feedback: str = ""
     steps: int = 0
     tokens: int = 0
+    # By kind, to price a listing: cache reads cost a tenth of fresh input, cache writes a bit more.
+    usage: Usage = Field(default_factory=Usage)
     skipped: bool = False  # True: found in the ledger, not run again by this batch
     flow_run_id: str | None = None  # the run-webtask run that did the work (an earlier one when skipped)
     content_hash: str | None = None
@@ -42,3 +46,8 @@ class ListingResult(BaseModel):
     @property
     def failed(self) -> bool:
         return self.status in FAILED_STATUSES
+
+    @property
+    def fresh_input_tokens(self) -> int:
+        """Input tokens not read from the prompt cache (fresh input and cache writes)."""
+        return self.usage.input_tokens + self.usage.cache_write_tokens

@@ -144,7 +144,8 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) ->
     outcome = await webtask_result(state)  # raises the run's own error when it broke
     result = ListingResult(
         sku=job.sku, status=outcome.status.value, feedback=outcome.feedback, steps=outcome.steps,
-        tokens=outcome.tokens, flow_run_id=outcome.flow_run_id or run_id, content_hash=job.content_hash,
+        tokens=outcome.tokens, usage=outcome.usage, flow_run_id=outcome.flow_run_id or run_id,
+        content_hash=job.content_hash,
     )
     if result.status != "completed":
         return result

@@ -142,6 +142,18 @@ def _summary(results: list[Any]) -> Any:
     return table
 
 
+def _token_line(results: list[Any]) -> str:
+    """What the listings cost in input tokens, on average: fresh input against cache reads."""
+    ran = [result for result in results if result.tokens and not result.skipped]
+    if not ran:
+        return "No listing called the model in this run."
+    fresh = sum(result.fresh_input_tokens for result in ran) / len(ran)
+    cached = sum(result.usage.cache_read_tokens for result in ran) / len(ran)
+    output = sum(result.usage.output_tokens for result in ran) / len(ran)
+    return (f"Tokens per listing: {fresh / 1000:.1f}k fresh input, {cached / 1000:.1f}k input read from the prompt "
+            f"cache (billed at about a tenth), {output / 1000:.1f}k output")
+
+
 async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     """Run the demo; returns the JSON-able outcome (also printed as the last line by the CLI)."""
     from prefect.blocks.system import Secret
@@ -187,11 +199,12 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                     await watcher
                 results = await batch_results(state)
                 console.print(_summary(results))
+                console.print(_token_line(results))
                 outcome = {
                     "status": "completed" if state.is_completed() else "failed",
                     "message": state.message,
                     "seconds": round(time.perf_counter() - started, 1),
-                    "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens"})
+                    "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens", "usage"})
                                  for r in results],
                     "marketplace": [{"sku": l.sku, "url": l.url, "photos": len(l.photos)} for l in shop.listings()],
                 }

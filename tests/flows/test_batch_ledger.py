@@ -9,6 +9,7 @@ import pytest
 
 from flows.batch_ledger import LedgerRecordError, open_ledger, site_namespace
 from flows.batch_models import ListingResult
+from webtask_core.llm.types import Usage
 from webtask_core.errors import ConfigError
 from webtask_core.listings import ListingRecord
 
@@ -17,7 +18,8 @@ LISTING = ListingRecord(
     condition="Good", photos=["s3://b/boot-1.jpg"],
 )
 DONE = ListingResult(sku="BOOT-1", status="completed", listing_url="http://shop/listings/1", steps=7,
-                     tokens=1234, flow_run_id="run-1")
+                     tokens=1234, usage=Usage(input_tokens=300, output_tokens=34, cache_read_tokens=800,
+                                              cache_write_tokens=100), flow_run_id="run-1")
 
 
 async def test_a_completed_listing_is_found_again_and_a_changed_one_is_not(tmp_path: Path):
@@ -57,6 +59,7 @@ async def test_the_ledger_on_s3_is_seen_by_another_ledger_object(s3_endpoint: st
     again = await open_ledger(where, site_url="http://shop.example", username="demo")
     found = await again.lookup(LISTING)
     assert found is not None and found.skipped and found.tokens == 1234
+    assert found.usage == DONE.usage and found.fresh_input_tokens == 400
 
 
 async def test_an_unreachable_ledger_fails_before_anything_runs(s3_endpoint: str, monkeypatch):
@@ -80,3 +83,11 @@ async def test_a_record_that_is_not_a_listing_result_is_reported(tmp_path: Path)
     # A damaged file (a crash in the middle of a write) simply counts as not done.
     (tmp_path / ledger.key(LISTING)).write_text('{"result": ')
     assert await ledger.lookup(LISTING) is None
+
+
+async def test_a_record_written_before_usage_was_recorded_still_reads(tmp_path: Path):
+    ledger = await open_ledger(str(tmp_path), site_url="http://shop.example", username="demo")
+    older = DONE.model_dump(mode="json", exclude={"usage"})  # what the ledger held before `usage`
+    await ledger.store.awrite(older, key=ledger.key(LISTING))
+    found = await ledger.lookup(LISTING)
+    assert found is not None and found.tokens == 1234 and found.usage == Usage()
