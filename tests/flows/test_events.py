@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import pytest
+from flow_helpers import read_events_for
 from prefect import flow
 
 from flows.events import emit_task_event
 from webtask_core.errors import ConfigError
-
-
-async def read_events_for(resource_id: str, *, expected: int = 1, timeout_s: float = 30) -> list:
-    """Events whose primary resource is ``resource_id``, polled until ``expected`` arrive."""
-    from prefect.client.orchestration import get_client
-    from prefect.events.filters import EventFilter, EventResourceFilter
-    from prefect.events.worker import EventsWorker
-
-    await EventsWorker.drain_all()  # push what this process queued
-    filter_ = EventFilter(resource=EventResourceFilter(id=[resource_id]))
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    async with get_client() as client:
-        while True:
-            # The client defaults to limit=100, which the 3.8 server refuses (max 50).
-            events = (await client.read_events(filter=filter_, limit=50)).events
-            if len(events) >= expected or asyncio.get_running_loop().time() > deadline:
-                return events
-            await asyncio.sleep(0.25)
 
 
 @flow
