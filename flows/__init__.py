@@ -6,8 +6,9 @@ Names are imported lazily, so ``import flows.resources`` does not load Playwrigh
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webtask_core.lazy_exports import lazy_exports
 
 __all__ = [
     "run_webtask",
@@ -72,11 +73,4 @@ if TYPE_CHECKING:
     from flows.webtask_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -6,8 +6,9 @@ anthropic SDK) until one of them is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webtask_core.lazy_exports import lazy_exports
 
 __all__ = [
     "Agent",
@@ -40,11 +41,4 @@ if TYPE_CHECKING:
     from webtask_core.worker import Worker, WorkerOptions
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
