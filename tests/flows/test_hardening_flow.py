@@ -12,11 +12,9 @@ import html
 import json
 import logging
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus
 
 import pytest
 from flow_helpers import (
@@ -33,6 +31,7 @@ from flow_helpers import (
 
 from flows.webtask_flow import run_webtask
 from webtask_core.testing import MarketplaceListingPolicy, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing.page_site import PageSite
 from webtask_core.testing.request_view import find_element, latest_page
 
 FORM = """<!doctype html><title>Profile</title><h1>Profile</h1>
@@ -44,42 +43,6 @@ FORM = """<!doctype html><title>Profile</title><h1>Profile</h1>
 </form>
 <script>document.getElementById('note').addEventListener('input', (e) => {
   document.getElementById('live').textContent = 'You typed: ' + e.target.value; });</script>"""
-
-
-class Pages:
-    """A real HTTP server on ``host``:random serving a few pages, counting every request."""
-
-    def __init__(self, host: str, pages: dict[str, Any]):
-        self.requests: list[str] = []
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                return
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                site.requests.append(self.path)
-                parts = urlsplit(self.path)
-                page = pages.get(parts.path, "<h1>Not found</h1>")
-                body = (page(parse_qs(parts.query)) if callable(page) else page).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_POST = do_GET  # noqa: N815
-
-        self.server = ThreadingHTTPServer((host, 0), Handler)
-        self.origin = f"http://{host}:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return self.origin + path
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _log_everything(caplog: Any) -> None:
@@ -145,27 +108,24 @@ async def test_the_shop_password_leaves_no_trace_in_a_listing_run(flow_env, shop
 async def test_a_page_echoing_the_secret_leaves_no_trace(flow_env, shop_secret, monkeypatch, caplog):
     _log_everything(caplog)
 
-    def echo(query: dict[str, list[str]]) -> str:
+    def echo(path: str, query: dict[str, list[str]], body: bytes) -> tuple[int, str, dict[str, str]]:
         note, password = (html.escape(query.get(key, [""])[0]) for key in ("note", "pw"))
-        return f"<title>Saved {note}</title><p>Your note: {note}</p><input id='again' value='{password}'>"
+        return 200, f"<title>Saved {note}</title><p>Your note: {note}</p><input id='again' value='{password}'>", {}
 
-    pages = Pages("127.0.0.1", {"/form": FORM, "/echo": echo})
     script = ReplayPolicy([
         ToolUse("fill", {"element_id": "input-0", "text": "{{secret:shop_password}}"}),
         Reply(tool_uses=[ToolUse("fill", {"element_id": "input-1", "text": "{{secret:shop_password}}"}),
                          ToolUse("click", {"element_id": "button-0"})]),
         ToolUse("complete", {"feedback": "Saved."}),
     ])
-    try:
+    with PageSite(pages={"/form": FORM, "/echo": echo}) as pages:
         async with fake_model_env(script, monkeypatch) as server:
             # With a session key: the GET form put the value in the last URL, which must not be stored.
             state = await run_webtask("Save the profile.", start_url=pages.url("/form"), session_key="hardening-echo",
                                       secrets=shop_secret, allowed_domains=["127.0.0.1"], return_state=True)
             requests = server.requests
-    finally:
-        pages.close()
     assert state.is_completed(), state.message
-    assert any(path.startswith("/echo?") for path in pages.requests)  # it was really sent
+    assert any(path.startswith("/echo?") for _, path in pages.requests)  # it was really sent
     assert "You typed: {{secret:shop_password}}" in latest_page(requests[1])
     assert _hits(SHOP_PASSWORD, json.dumps(requests), *(await _trail(state, flow_env)), caplog.text) == []
 
@@ -193,15 +153,11 @@ class Obey:
 
 
 async def test_allowed_domains_keep_an_injected_page_from_reaching_another_host(flow_env, monkeypatch):
-    evil = Pages("127.0.0.2", {"/steal": "<h1>thanks</h1>"})
-    site = Pages("127.0.0.1", {"/product": _injection(evil.origin)})
-    try:
+    with PageSite(host="127.0.0.2", pages={"/steal": "<h1>thanks</h1>"}) as evil, \
+            PageSite(pages={"/product": _injection(evil.origin)}) as site:
         async with fake_model_env(Obey(), monkeypatch):
             state = await run_webtask("Report the price of the shoes.", start_url=site.url("/product"),
                                       allowed_domains=["127.0.0.1"], max_steps=6, return_state=True)
-    finally:
-        evil.close()
-        site.close()
     assert evil.requests == []  # nothing reached 127.0.0.2
     assert state.is_failed() and state.name == "Aborted", state
     artifacts = json.dumps([a.data for a in await read_artifacts(state.state_details.flow_run_id)], default=str)

@@ -6,82 +6,19 @@ import base64
 import contextlib
 import io
 import json
-import threading
-from collections.abc import AsyncIterator, Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import parse_qs, quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus
 
 from PIL import Image
 
 from webtask_core.llm.anthropic import AnthropicLLM
 from webtask_core.testing import FakeAnthropicServer
+from webtask_core.testing.page_site import PageSite
 
 SHOP_PASSWORD = "Sh0p-s3cret pass/+&"
 
-# Page handlers get (path, query, body) and return (status, html, extra headers).
-Handler = Callable[[str, dict[str, list[str]], bytes], tuple[int, str, dict[str, str]]]
-
-
-class Site:
-    """A real HTTP server on ``host``:random that serves ``pages`` and records every request."""
-
-    def __init__(self, host: str = "127.0.0.1", pages: dict[str, str | Handler] | None = None):
-        self.host = host
-        self.pages: dict[str, str | Handler] = dict(pages or {})
-        self.requests: list[tuple[str, str]] = []  # (method, path with query)
-        self.bodies: list[bytes] = []
-        site = self
-
-        class RequestHandler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                return
-
-            def _serve(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                site.requests.append((method, self.path))
-                site.bodies.append(body)
-                parts = urlsplit(self.path)
-                page = site.pages.get(parts.path)
-                if page is None:
-                    status, html, headers = 404, "<h1>Not found</h1>", {}
-                elif callable(page):
-                    status, html, headers = page(parts.path, parse_qs(parts.query), body)
-                else:
-                    status, html, headers = 200, page, {}
-                data = html.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                self._serve("GET")
-
-            def do_POST(self) -> None:  # noqa: N802
-                self._serve("POST")
-
-        self.server = ThreadingHTTPServer((host, 0), RequestHandler)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def origin(self) -> str:
-        return f"http://{self.host}:{self.server.server_address[1]}"
-
-    def url(self, path: str) -> str:
-        return self.origin + path
-
-    def __enter__(self) -> "Site":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+Site = PageSite  # the hardening tests' name for the package's test web server
 
 
 @contextlib.asynccontextmanager
