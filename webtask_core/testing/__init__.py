@@ -5,8 +5,7 @@ Names are imported lazily so `import webtask_core.testing` stays cheap and does 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from webtask_core.lazy_exports import lazy_exports
 
 __all__ = [
     "Reply",
@@ -27,7 +26,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
