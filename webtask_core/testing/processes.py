@@ -26,10 +26,11 @@ def _stats() -> dict[int, list[str]]:
     return stats
 
 
-def _children() -> dict[int, list[int]]:
+def _children(stats: dict[int, list[str]] | None = None, *, running_only: bool = True) -> dict[int, list[int]]:
+    """Parent pid -> child pids (by default without zombies: they are not running)."""
     children: dict[int, list[int]] = {}
-    for pid, fields in _stats().items():
-        if fields[0] != "Z":  # a zombie is not running
+    for pid, fields in (_stats() if stats is None else stats).items():
+        if not running_only or fields[0] != "Z":
             children.setdefault(int(fields[1]), []).append(pid)
     return children
 
@@ -41,9 +42,7 @@ def tree_cpu_seconds() -> float | None:
         return None
     tick = os.sysconf("SC_CLK_TCK")
     stats = _stats()
-    children: dict[int, list[int]] = {}
-    for pid, fields in stats.items():
-        children.setdefault(int(fields[1]), []).append(pid)
+    children = _children(stats, running_only=False)  # an exited child's time counts until it is reaped
     total, stack = 0.0, [os.getpid()]
     while stack:
         pid = stack.pop()
