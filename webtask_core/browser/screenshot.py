@@ -21,13 +21,20 @@ from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError, ConfigError
 
-__all__ = ["capture_screenshot", "ImageFormat", "MIN_SCALE"]
+__all__ = ["capture_screenshot", "wait_repainted", "ImageFormat", "MIN_SCALE"]
 
 ImageFormat = Literal["jpeg", "png"]
 MIN_SCALE = 0.25  # below this nothing in the picture is legible
 _CLEANUP_TIMEOUT_S = 2.0
 
 logger = logging.getLogger(__name__)
+
+# Two animation frames (bounded): by then the compositor has drawn the page without the overlay and
+# its hit-testing, which routes mouse events into cross-process iframes, follows the page again.
+_REPAINTED = """() => new Promise((done) => {
+  requestAnimationFrame(() => requestAnimationFrame(() => done()));
+  setTimeout(done, 200);
+})"""
 
 
 async def _overlay(
@@ -120,3 +127,12 @@ async def capture_screenshot(
                 )
             except TimeoutError:
                 logger.warning("the screenshot overlay of %s could not be removed in time", page.url)
+
+
+async def wait_repainted(page: Page) -> None:
+    """Until `page` has drawn two frames since the overlay went away. A click sent sooner can land in
+    a cross-process iframe the mouse was last in (seen: the main page's input never got the press)."""
+    try:
+        await page.evaluate(_REPAINTED)
+    except PlaywrightError:
+        return  # closed or navigating: the next action finds out for itself

@@ -19,7 +19,7 @@ from webtask_core.browser.failures import first_line, is_closed_error, translate
 from webtask_core.browser.focus import document_url, focused_frame
 from webtask_core.browser.models import BrowserConfig, Observation, TabInfo
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
-from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
+from webtask_core.browser.screenshot import ImageFormat, capture_screenshot, wait_repainted
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError, BrowserCrashedError, TransientError
@@ -32,6 +32,7 @@ __all__ = ["BrowserSession"]
 _FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
 WAIT_FOR_MAX_S = 15.0
 _GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
+_REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
 
 class BrowserSession:
@@ -49,6 +50,7 @@ class BrowserSession:
         self._targets: dict[str, Frame] = {}
         self._cdp_sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()  # for screenshots
         self._click_navigated = False  # the current action's mouse click started a navigation
+        self._repaint: asyncio.Future[None] | None = None  # since the last screenshot (see _capture)
         self._closed = False
         context.on("close", lambda _: self._mark_closed())
 
@@ -108,6 +110,7 @@ class BrowserSession:
         async def act_and_settle() -> str:
             started = time.monotonic()
             self._click_navigated = False
+            await self._after_repaint()
             message = await operation(page)
             await settle(
                 page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
@@ -247,9 +250,20 @@ class BrowserSession:
         cdp = self._cdp_sessions.get(page)
         if cdp is None:
             cdp = self._cdp_sessions[page] = await self._context.new_cdp_session(page)
-        return await capture_screenshot(
+        shot = await capture_screenshot(
             page, cdp, marks=marks, image_format=image_format, quality=quality, masks=masks, scale=scale
         )
+        # Waited for by the next action only; after a real model call it is long done.
+        self._repaint = asyncio.ensure_future(wait_repainted(page))
+        return shot
+
+    async def _after_repaint(self) -> None:
+        repaint, self._repaint = self._repaint, None
+        if repaint is not None:
+            try:
+                await asyncio.wait_for(repaint, timeout=_REPAINT_WAIT_S)
+            except TimeoutError:
+                pass  # a busy page: act anyway, as before
 
     async def typing_url(self, element_id: str | None = None) -> str:
         """The URL of the document that text typed now would reach: `element_id`'s frame, or the
@@ -408,6 +422,9 @@ class BrowserSession:
 
     async def close(self) -> None:
         """Close this session's context and tabs. Safe to call twice or after a crash."""
+        if self._repaint is not None:
+            self._repaint.cancel()
+            self._repaint = None
         if not self._closed:
             self._closed = True
             try:
