@@ -2,18 +2,23 @@
 // a data-wt-id mark on every interactive element. Ids are numbered from 0 in this frame
 // (tag-N per tag); Python renumbers them across frames and restamps when they differ.
 //
-// An item is a string (plain text), an array (an interactive element) or an object:
-//   element:    [tag, [key, value|true, ...], text, role, children?]   (its id is tag-N, N counted per
-//               tag in document order within this frame; Python recounts the same way)
-//   structure:  {t: "h1"|"label"|"form"|"table"|"row"|"list"|"dialog"|"alert"|"img"|..., x, c}
+// An item is a string (a run of text), an array (an interactive element) or an object:
+//   element:    [tag, [key, value|true, ...], text, role, children?, pos?, view?]   (its id is tag-N, N
+//               counted per tag in document order within this frame; Python recounts the same way)
+//   structure:  {t: "h1"|"label"|"form"|"table"|"row"|"list"|"dialog"|"alert"|"img"|"group"|"item"|
+//               "article"|..., x, c}   ("group", "item", "article": a plain container that groups two
+//               or more things, one of them at least a control; see walkGroup)
 //   frame:      {t: "iframe", x: title, k: frame key}   (Python inserts the child frame's items)
 //
-// With opts.positions (a tree budget is set), every list of items comes with a parallel flat list of
-// where each item lies, [top0, bottom0, top1, bottom1, ...] in CSS pixels from this frame's viewport
-// top (result.pos for the top level; index 5 of an element with children; `p` of a structure; `y` of a
-// frame is its content's top, to offset the child frame's positions). A container spans its own box
-// and its children's (content may overflow its box). null, null means "never elide": a hidden file
-// input, the focused element (a focused frame) and every container holding one.
+// Positions: every list of items may come with a parallel flat list of where each item lies,
+// [top0, bottom0, top1, bottom1, ...] in CSS pixels from this frame's viewport top (result.pos for the
+// top level; index 5 of an element with children; `p` of a structure; `y` of a frame is its content's
+// top, to offset the child frame's positions). A container spans its own box and its children's
+// (content may overflow its box). null, null means "never elide": a hidden file input, the focused
+// element (a focused frame) and every container holding one. They are measured everywhere with
+// opts.positions (a tree budget is set), and always inside a scroll box, whose element item then
+// carries at index 6 `view`: [top, bottom] of the box's visible area, to tell which of its items are
+// out of view (index 5 is null when the pass measures nothing else).
 (opts) => {
   const MARK = opts.mark;
   const FRAME_KEY = opts.frameAttribute;
@@ -25,7 +30,8 @@
   const KEEP = [null, null];
   let focused = POSITIONS ? document.activeElement : null;
   while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
-  const range = POSITIONS ? document.createRange() : null;
+  const range = document.createRange();
+  let measuring = POSITIONS;  // true while the walk is inside a scroll box, even without a budget
 
   // Marks are rewritten only where they change (attribute writes are the costliest part of a pass);
   // marks from an earlier observation that this pass did not renew are removed at the end.
@@ -35,51 +41,38 @@
   const marks = [];
   const counters = Object.create(null);
 
-  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'META', 'LINK', 'HEAD', 'TITLE', 'OPTION',
-    'OPTGROUP', 'DATALIST', 'PARAM', 'SOURCE', 'TRACK', 'AREA', 'MAP', 'BASE', 'OBJECT', 'EMBED']);
-  const FORM_CONTROLS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA']);
-  const NATIVE = new Set(['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'SUMMARY']);
-  const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox',
-    'menuitemradio', 'option', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem']);
+  // @include observe_names.js
+
+  const WEAK_MAX_INSIDE = 8;  // controls inside a weakly clickable container before it counts as delegation
+  const MELT_MAX = 200;  // longest descendant text that becomes an element's name
+  // A plain container of more items than this (counted through all depths) is a region of the page,
+  // not a unit like a row or a card: its items stay in place instead of under a group line.
+  const GROUP_MAX_ITEMS = 40;
+  const NON_BLANK = /\S/;
   const CONTAINERS = {FORM: 'form', FIELDSET: 'fieldset', TABLE: 'table', TR: 'row', UL: 'list', OL: 'list',
     NAV: 'nav', DIALOG: 'dialog'};
   const ROLE_CONTAINERS = {dialog: 'dialog', alertdialog: 'dialog', alert: 'alert', status: 'status',
     navigation: 'nav', list: 'list', listbox: 'list', menu: 'list', tablist: 'list', row: 'row', table: 'table',
     grid: 'table', form: 'form', radiogroup: 'group', group: 'group'};
   const HEADINGS = {H1: 'h1', H2: 'h2', H3: 'h3', H4: 'h4', H5: 'h5', H6: 'h6'};
-  const TEXT_INPUTS = new Set(['text', 'email', 'number', 'search', 'tel', 'url', 'date', 'datetime-local',
-    'month', 'week', 'time', 'range', 'color', 'password']);
-  const IMPLICIT_ROLE = {A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', SUMMARY: 'button'};
-  const INPUT_ROLE = {checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton',
-    search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button'};
-
-  // control -> its <label>s. One querySelectorAll per tree scope: el.labels is a live list that scans
-  // the whole document on first use, which costs seconds on a form-heavy page.
-  const labelsOf = new Map();
-  function indexLabels(root) {
-    for (const label of root.querySelectorAll('label')) {
-      const control = label.control;
-      if (!control) continue;
-      const list = labelsOf.get(control);
-      if (list) list.push(label); else labelsOf.set(control, [label]);
-    }
-  }
-
-  const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
-  const WEAK_MAX_INSIDE = 5;  // controls inside a weakly clickable container before it counts as delegation
-  const MELT_MAX = 200;  // longest descendant text that becomes an element's name
-  const norm = (s) => s.replace(/\s+/g, ' ').trim();
-  const NON_BLANK = /\S/;
+  const GROUP_KINDS = {LI: 'item', ARTICLE: 'article'};  // what a group line says; else "group"
+  const GROUP_ROLES = {listitem: 'item', article: 'article'};
+  let pushed = 0;  // items pushed so far, at any depth: a container's size is the difference
 
   // A container collects items; adjacent inline text is glued into one string until a block boundary.
-  // `pos` holds two numbers per item (see the header) when POSITIONS.
-  const container = () => ({items: [], pos: [], open: false});
+  // `pos` holds two numbers per item (see the header) when the container is measured (`m`). `gap`: the
+  // last inline element ended with a margin, padding or border, so the next text is set apart by one.
+  const container = () => ({items: [], pos: [], open: false, gap: false, m: measuring});
   function pushText(c, text, node) {
-    if (c.open) c.items[c.items.length - 1] += text;
-    else if (NON_BLANK.test(text)) {
+    if (c.open) {
+      c.items[c.items.length - 1] += c.gap ? ' ' + text : text;
+      c.gap = false;
+    } else if (NON_BLANK.test(text)) {
       c.items.push(text);
       c.open = true;
-      if (POSITIONS) {  // a run of glued text lies where its first text node does
+      c.gap = false;
+      pushed++;
+      if (c.m) {  // a run of glued text lies where its first text node does
         range.selectNodeContents(node);
         const r = range.getBoundingClientRect();
         c.pos.push(Math.floor(r.top), Math.ceil(r.bottom));
@@ -89,7 +82,8 @@
   function pushItem(c, item, box) {
     c.items.push(item);
     c.open = false;
-    if (POSITIONS) c.pos.push(box[0], box[1]);
+    pushed++;
+    if (c.m) c.pos.push(box[0], box[1]);
   }
   // The finished items and their positions.
   function finish(c) {
@@ -98,14 +92,14 @@
       const item = c.items[i];
       if (typeof item === 'string') { const t = norm(item); if (!t) continue; items.push(clip(t, TEXT_MAX)); }
       else items.push(item);
-      if (POSITIONS) pos.push(c.pos[2 * i], c.pos[2 * i + 1]);
+      if (c.m) pos.push(c.pos[2 * i], c.pos[2 * i + 1]);
     }
-    return {items, pos};
+    return {items, pos, m: c.m};
   }
-  const boxAt = (f, i) => (POSITIONS ? [f.pos[2 * i], f.pos[2 * i + 1]] : null);
+  const boxAt = (f, i) => (f.m ? [f.pos[2 * i], f.pos[2 * i + 1]] : null);
   // Where a container lies: its own box and everything inside it; KEEP if anything inside must stay.
   function span(el, pos) {
-    if (!POSITIONS) return null;
+    if (!measuring) return null;
     const r = el.getBoundingClientRect();
     let top = Math.floor(r.top), bottom = Math.ceil(r.bottom);
     for (let i = 0; i < pos.length; i += 2) {
@@ -116,95 +110,29 @@
     }
     return [top, bottom];
   }
-  // Items that carry no interactive element melt into text (used for an interactive element's name).
+  // An item holding an interactive element (itself one, a frame, or a structure around one).
   function hasInteractive(item) { return typeof item !== 'string' && (Array.isArray(item) || item.k !== undefined || item.i === 1); }
-  function interactiveOnly(f) {
+  function select(f, keep) {
     const items = [], pos = [];
     for (let i = 0; i < f.items.length; i++) {
-      if (!hasInteractive(f.items[i])) continue;
+      if (!keep(f.items[i])) continue;
       items.push(f.items[i]);
-      if (POSITIONS) pos.push(f.pos[2 * i], f.pos[2 * i + 1]);
+      if (f.m) pos.push(f.pos[2 * i], f.pos[2 * i + 1]);
     }
-    return {items, pos};
+    return {items, pos, m: f.m};
   }
+  const interactiveOnly = (f) => select(f, hasInteractive);
+  // The text of the items that hold no interactive element (what melts into an element's name).
   function textOf(items, into) {
     for (const item of items) {
       if (typeof item === 'string') into.push(item);
-      else if (!Array.isArray(item)) { if (item.x) into.push(item.x); if (item.c) textOf(item.c, into); }
+      else if (!hasInteractive(item)) { if (item.x) into.push(item.x); if (item.c) textOf(item.c, into); }
     }
     return into;
   }
-
-  function describe(el) {
-    const id = el.id ? '#' + el.id : '';
-    const cls = typeof el.className === 'string' && el.className.trim() ? '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
-    return clip(el.tagName.toLowerCase() + id + cls, 60);
-  }
-  function hintFor(el) {
-    const title = el.getAttribute('title');
-    if (title && title.trim()) return clip(norm(title), VALUE_MAX);
-    const svgTitle = el.querySelector('svg title');
-    if (svgTitle && svgTitle.textContent.trim()) return clip(norm(svgTitle.textContent), VALUE_MAX);
-    if (el.id) return clip(el.id, VALUE_MAX);
-    if (typeof el.className === 'string' && el.className.trim()) return clip(el.className.trim().split(/\s+/).slice(0, 3).join(' '), VALUE_MAX);
-    return '';
-  }
-
-  // Text of a <label> without the text of the control it labels (a <select> inside would add options).
-  function labelText(label, control) {
-    let text = '';
-    const walker = document.createTreeWalker(label, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode(node) {
-        if (node === control) return NodeFilter.FILTER_REJECT;
-        if (node.nodeType === 1) return SKIP.has(node.tagName) || node.tagName === 'SELECT' || node.tagName === 'TEXTAREA'
-          ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
-        return NodeFilter.FILTER_ACCEPT;
-      },
-    });
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) text += n.data + ' ';
-    return norm(text);
-  }
-  function idrefText(el, ids) {
-    const root = el.getRootNode();
-    const parts = [];
-    for (const id of ids.split(/\s+/)) {
-      const ref = root.getElementById ? root.getElementById(id) : document.getElementById(id);
-      if (ref) parts.push(ref.textContent);
-    }
-    return norm(parts.join(' '));
-  }
-  // The accessible-ish name: aria-labelledby, aria-label, <label>s, button-like input values, alt.
-  function ownName(el, tag, type) {
-    const by = el.getAttribute('aria-labelledby');
-    if (by) { const t = idrefText(el, by); if (t) return t; }
-    const aria = el.getAttribute('aria-label');
-    if (aria && aria.trim()) return norm(aria);
-    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
-      const labels = labelsOf.get(el);
-      if (labels) {
-        const parts = [];
-        for (const label of labels) { const t = labelText(label, el); if (t) parts.push(t); }
-        if (parts.length) return parts.join(' ');
-      }
-      if (tag === 'INPUT') {
-        if (type === 'submit' || type === 'button' || type === 'reset') return norm(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : ''));
-        if (type === 'image') return norm(el.alt || '');
-      }
-    }
-    return '';
-  }
-
-  // Full check for an element found outside the walk (a label's control may sit anywhere).
-  function isRendered(el) {
-    if (!el.checkVisibility({visibilityProperty: true})) return false;
-    return hasSize(el);
-  }
-  // Inside the walk display and visibility are already known: only the size is left to check.
-  function hasSize(el) {
-    if (el.offsetWidth !== undefined) return el.offsetWidth > 0 && el.offsetHeight > 0;
-    const r = el.getBoundingClientRect();
-    return r.width > 0 && r.height > 0;
-  }
+  // Does an inline element's own box set it apart from the text before (left) or after (right) it?
+  const gapAt = (style, side) => style['margin' + side] !== '0px' || style['padding' + side] !== '0px'
+    || style['border' + side + 'Width'] !== '0px';
 
   function nextId(tag) {
     const n = counters[tag] || 0;
@@ -226,109 +154,68 @@
     }
   }
 
-  function pushAria(a, el) {
-    for (const key of ['aria-expanded', 'aria-checked', 'aria-selected', 'aria-pressed']) {
-      const v = el.getAttribute(key);
-      if (v !== null) a.push(key, v);
-    }
-    for (const key of ['aria-current', 'aria-invalid']) {
-      const v = el.getAttribute(key);
-      if (v !== null && v !== 'false') a.push(key, v);
-    }
-  }
-
-  // Attributes in the documented order: type, role, name, placeholder, value, checked, selected, href,
-  // aria-*, disabled, then flags, hint.
-  function attributes(el, tag, type, control) {
-    const a = [];
-    const source = control || el;
-    if (tag === 'INPUT' || control) a.push('type', type);
-    const role = el.getAttribute('role');
-    if (role && role !== IMPLICIT_ROLE[tag]) a.push('role', role);
-    const name = source.getAttribute('name');
-    if (name) a.push('name', clip(name, VALUE_MAX));
-    const placeholder = el.getAttribute('placeholder');
-    if (placeholder) a.push('placeholder', clip(norm(placeholder), VALUE_MAX));
-    if (tag === 'INPUT' || control) {
-      if (type === 'checkbox' || type === 'radio') {
-        const v = source.getAttribute('value');
-        if (v !== null && v !== 'on') a.push('value', clip(v, VALUE_MAX));
-        if (source.checked) a.push('checked', true);
-      } else if (type === 'password') {
-        if (el.value) a.push('value', '••••••');  // secrets never reach the model
-      } else if (type === 'file') {
-        if (el.files && el.files.length) a.push('value', clip(Array.from(el.files, (f) => f.name).join(', '), VALUE_MAX));
-      } else if (type !== 'submit' && type !== 'button' && type !== 'reset' && type !== 'image') {
-        if (el.value) a.push('value', clip(el.value, VALUE_MAX));
-      }
-    } else if (tag === 'TEXTAREA') {
-      if (el.value) a.push('value', clip(norm(el.value), VALUE_MAX));
-    } else if (tag === 'SELECT') {
-      const chosen = Array.from(el.selectedOptions, (o) => norm(o.label));
-      if (chosen.length) a.push('value', clip(chosen.join(', '), VALUE_MAX));
-      const labels = [];
-      const options = el.options;
-      for (let i = 0; i < options.length && i < 6; i++) labels.push(norm(options[i].label));
-      if (options.length > 6) labels.push('… ' + options.length + ' options');
-      a.push('options', clip(labels.join(' | '), VALUE_MAX * 2));
-    } else if (tag === 'OPTION' && el.selected) {
-      a.push('selected', true);
-    }
-    if (tag === 'A') {
-      const href = el.getAttribute('href');
-      if (href && href !== '#' && !href.startsWith('javascript:')) a.push('href', clip(href, VALUE_MAX));
-    }
-    if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') {
-      a.push('aria-expanded', el.parentElement.open ? 'true' : 'false');
-    }
-    pushAria(a, el);
-    // :disabled also covers controls inside a disabled <fieldset>, which have .disabled === false.
-    if ((FORM_CONTROLS.has(source.tagName) && source.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') {
-      a.push('disabled', true);
-    }
-    if (source.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) a.push('readonly', true);
-    if (source.required) a.push('required', true);
-    if (tag === 'INPUT' && source.multiple) a.push('multiple', true);
-    if (tag === 'INPUT' && (type === 'range' || type === 'number' || type === 'date')) {
-      if (el.min) a.push('min', el.min);
-      if (el.max) a.push('max', el.max);
-    }
-    return a;
-  }
+  // Hints given so far, in walk order: a container compares its own with those of the controls inside.
+  const hints = [];
 
   function emitElement(c, el, tag, opts2) {
     const type = opts2.type || (tag === 'INPUT' ? (el.type || 'text') : null);
     const slot = slots.length;
+    const start = pushed;
     slots.push(null);
-    const a = attributes(el, tag, type, opts2.control);
-    if (opts2.contentEditable) a.push('contenteditable', true);
-    if (opts2.scrollable) a.push('scrollable', true);
+    const editable = opts2.contentEditable === true;
+    const a = attributes(el, tag, type, opts2.control, editable);
+    if (editable) a.push('contenteditable', true);
+    let view = null;
+    if (opts2.scrollable) {
+      a.push('scrollable', scrolledRange(el));
+      const top = el.getBoundingClientRect().top + el.clientTop;
+      view = [Math.ceil(top), Math.floor(top + el.clientHeight)];  // what shows wholly, in whole pixels
+    }
     if (opts2.hidden) a.push('hidden', true);
-    let children = {items: [], pos: []};
+    let children = {items: [], pos: [], m: false};
     let text = opts2.name !== undefined ? opts2.name : ownName(el, tag, type);
+    const hintsBefore = hints.length;
     if (opts2.walk) {
+      const outer = measuring;
+      if (view) measuring = true;  // to tell which of the box's items are out of its view
       const inner = container();
       walkChildren(el, inner, opts2.pointer, opts2.visible);
+      measuring = outer;
       const f = finish(inner);
       if (opts2.weak && slots.length - slot - 1 > WEAK_MAX_INSIDE) {
         // A listener or pointer cursor on a container of many controls is event delegation, not a
-        // control: keep its content in place and drop the container.
+        // control: drop it, and treat it as the plain container it is.
+        const at = c.items.length;
         c.open = false;
         for (let i = 0; i < f.items.length; i++) pushItem(c, f.items[i], boxAt(f, i));
+        groupTail(c, el, 'group', at, start);
         return;
       }
       if (!text && !f.items.length && !hasSize(el)) return;  // empty and zero-size: nothing to see
-      const melted = opts2.scrollable || text ? '' : norm(textOf(f.items, []).join(' '));
-      if (opts2.scrollable || melted.length > MELT_MAX) {
-        children = f;  // too much content to squeeze into a name: show it under the element
+      let controls = 0;
+      for (const item of f.items) if (hasInteractive(item)) controls++;
+      if (view || (controls && f.items.length - controls >= 2)) {
+        children = f;  // a scroll box's content, or texts set apart around controls: each on its line
+      } else if (editable) {
+        children = interactiveOnly(f);  // its text is its value
       } else {
-        if (!text) text = melted;
-        children = interactiveOnly(f);
+        const melted = text ? '' : norm(textOf(f.items, []).join(' '));
+        if (melted.length > MELT_MAX) {
+          children = f;  // too much content to squeeze into a name: show it under the element
+        } else {
+          if (!text) text = melted;
+          children = interactiveOnly(f);
+        }
       }
     }
-    if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA') {
+    // An element with no name of its own gets a hint, unless the text under it says what it is, or a
+    // control inside already has the same hint (a toggle sharing its container's class keeps it).
+    if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA' && children.items.every(hasInteractive)) {
       const hint = hintFor(el);
-      if (hint) a.push('hint', hint);
+      if (hint && hints.indexOf(hint, hintsBefore) === -1) {
+        a.push('hint', hint);
+        hints.push(hint);
+      }
     }
     const role = el.getAttribute('role') || IMPLICIT_ROLE[tag]
       || (tag === 'INPUT' || opts2.control ? INPUT_ROLE[type] || 'textbox' : null);
@@ -336,10 +223,28 @@
     const item = [g, a, clip(text, TEXT_MAX), role || ''];
     if (children.items.length) {
       item.push(children.items);
-      if (POSITIONS) item.push(children.pos);
+      if (children.m) item.push(children.pos);
+      if (view) { if (!children.m) item.push(null); item.push(view); }
     }
     slots[slot] = [el, g];
     pushItem(c, item, opts2.hidden || el === focused ? KEEP : span(el, children.pos));
+  }
+
+  // A plain container whose items were just pushed to `c` from index `at` on (`start`: the item count
+  // before it): when it groups two or more things, one of them at least a control, and is small enough
+  // to be a unit (a row, a card, a post, a field with its label), they move under one group line of
+  // its own. Otherwise they stay in place: a single item needs no container, a region of the page is
+  // not one thing.
+  function groupTail(c, el, kind, at, start) {
+    const n = c.items.length - at;
+    if (n < 2 || pushed - start > GROUP_MAX_ITEMS) return;
+    let controls = false;
+    for (let i = at; i < c.items.length && !controls; i++) controls = hasInteractive(c.items[i]);
+    if (!controls) return;
+    const f = finish({items: c.items.splice(at), pos: c.m ? c.pos.splice(2 * at) : [], m: c.m});
+    const item = {t: kind, c: f.items, i: 1};
+    if (f.m) item.p = f.pos;
+    pushItem(c, item, span(el, f.pos));
   }
 
   // Upload targets stay visible to the model even when the page hides the real <input type=file>.
@@ -371,7 +276,7 @@
       if (children.items.length) {
         item.c = children.items;
         item.i = 1;
-        if (POSITIONS) item.p = children.pos;
+        if (children.m) item.p = children.pos;
       }
       pushItem(c, item, span(el, children.pos));
       return;
@@ -379,7 +284,7 @@
     if (!f.items.length) return;
     if (f.items.length === 1 && !label) { pushItem(c, f.items[0], boxAt(f, 0)); return; }
     const item = {t: kind, x: label || '', c: f.items};
-    if (POSITIONS) item.p = f.pos;
+    if (f.m) item.p = f.pos;
     if (f.items.some(hasInteractive)) item.i = 1;
     pushItem(c, item, span(el, f.pos));
   }
@@ -412,7 +317,7 @@
     const role = attrs ? el.getAttribute('role') : null;
     const inline = display.startsWith('inline');
     if (!inline) c.open = false;
-    else if (c.open) c.items[c.items.length - 1] += ' ';  // element boundary: keep words apart
+    else if (c.open && gapAt(style, 'Left')) c.gap = true;  // the page sets it apart: so does the text
 
     if (tag === 'INPUT' && el.type === 'hidden') return;
     if (tag === 'svg' || tag === 'IMG' || tag === 'CANVAS' || tag === 'VIDEO') {
@@ -431,7 +336,7 @@
       const key = el.getAttribute(FRAME_KEY);
       if (key) { item.k = key; }
       let box = null;
-      if (POSITIONS) {
+      if (measuring) {
         box = span(el, []);
         item.y = Math.round(el.getBoundingClientRect().top + el.clientTop);
         if (el === focused) box = KEEP;  // the focus is inside this frame
@@ -496,45 +401,15 @@
     }
     if (tag === 'BR') { pushText(c, ' ', node); return; }
     if (tag === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;  // the fieldset's label
+    if (inline) {  // its text flows on with the text around it
+      walkChildren(el, c, cursorPointer, selfVisible);
+      if (c.open && gapAt(style, 'Right')) c.gap = true;
+      return;
+    }
+    const at = c.items.length, start = pushed;
     walkChildren(el, c, cursorPointer, selfVisible);
-    if (!inline) c.open = false;
-  }
-
-  function containerLabel(el, tag) {
-    const aria = el.getAttribute('aria-label');
-    if (aria && aria.trim()) return clip(norm(aria), VALUE_MAX);
-    const by = el.getAttribute('aria-labelledby');
-    if (by) { const t = idrefText(el, by); if (t) return clip(t, VALUE_MAX); }
-    if (tag === 'FIELDSET') {
-      const legend = el.querySelector('legend');
-      if (legend) return clip(norm(legend.textContent), VALUE_MAX);
-    }
-    return '';
-  }
-
-  function isScrollable(el, tag, overflow) {
-    if (tag === 'BODY' || tag === 'HTML' || overflow === null) return false;
-    return (overflow === 'auto' || overflow === 'scroll') && el.scrollHeight > el.clientHeight + 1;
-  }
-
-  // 0: not interactive; 2: surely (native control, widget role, editable, scroll container);
-  // 1: probably (tabindex, click listener, pointer cursor) - dropped again if it wraps many controls.
-  function isInteractive(el, tag, role, attrs, cursorPointer, parentPointer, overflow) {
-    if (NATIVE.has(tag)) {
-      return tag !== 'A' || el.hasAttribute('href') || cursorPointer || (listeners !== null && listeners.has(el)) ? 2 : 0;
-    }
-    if (tag === 'BODY' || tag === 'HTML') return 0;
-    let weak = false;
-    if (attrs) {
-      if (role && WIDGET_ROLES.has(role)) return 2;
-      if (el.hasAttribute('contenteditable') && el.isContentEditable) return 2;
-      const tabindex = el.getAttribute('tabindex');
-      weak = (tabindex !== null && parseInt(tabindex, 10) >= 0) || el.hasAttribute('onclick');
-    }
-    if (isScrollable(el, tag, overflow)) return 2;
-    if (weak || (listeners !== null && listeners.has(el)) || el.onclick !== null  // handler set as a property
-      || (cursorPointer && !parentPointer)) return 1;
-    return 0;
+    c.open = false;
+    groupTail(c, el, GROUP_KINDS[tag] || (role && GROUP_ROLES[role]) || 'group', at, start);
   }
 
   const result = {title: document.title, url: location.href, items: [], scroll: null};
@@ -545,7 +420,7 @@
     walkChildren(document.body, root, bodyStyle.cursor === 'pointer', bodyStyle.visibility === 'visible');
     const f = finish(root);
     result.items = f.items;
-    if (POSITIONS) result.pos = f.pos;
+    if (f.m) result.pos = f.pos;
   }
   numberAndStamp();
   const previous = window[MARKS];

@@ -1,7 +1,11 @@
-"""The in-page scripts shipped as .js files next to this module, read once and cached."""
+"""The in-page scripts shipped as .js files next to this module, read once and cached.
+
+A script may pull in a part of itself kept in another file with a line ``// @include NAME.js``
+(observe.js is one function, split by responsibility; its parts share the function's scope)."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
@@ -13,6 +17,8 @@ MARK_ATTRIBUTE = "data-wt-id"
 FRAME_ATTRIBUTE = "data-wt-frame"
 
 _SCRIPTS = ("observe.js", "probe.js", "marks.js", "listeners.js")
+_PARTS = ("observe_names.js",)  # only ever included into a script above
+_INCLUDE = re.compile(r"^[ \t]*// @include ([\w.]+)[ \t]*$", re.MULTILINE)
 
 
 @cache
@@ -20,4 +26,14 @@ def load_script(name: str) -> str:
     """The text of one bundled script (``observe.js`` ...)."""
     if name not in _SCRIPTS:
         raise ValueError(f"unknown browser script {name!r}; expected one of {_SCRIPTS}")
+    return _INCLUDE.sub(lambda match: _read_part(match.group(1)), _read(name))
+
+
+def _read(name: str) -> str:
     return resources.files("webtask_core.browser").joinpath(name).read_text(encoding="utf-8")
+
+
+def _read_part(name: str) -> str:
+    if name not in _PARTS:
+        raise ValueError(f"unknown script part {name!r}; expected one of {_PARTS}")
+    return _read(name)

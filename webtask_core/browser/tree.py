@@ -77,6 +77,20 @@ def _summary_line(pad: str, side: int, lines: int, interactive: int, scroller: s
     return f"{pad}- … {lines} more {noun} {where} ({interactive} interactive) — {scroll} to see them"
 
 
+# The line where a scroll box's items go out of its view, or come back into it (see render).
+_VIEW_MARKERS = {-1: "(out of view above)", 0: "(in view)", 1: "(out of view below)"}
+
+
+def _view_side(positions: list[int | None], index: int, view: list[int]) -> int:
+    """-1 if item `index` lies wholly above the scroll box's visible area, 1 below, else 0."""
+    top, bottom = positions[2 * index], positions[2 * index + 1]
+    if top is None or bottom is None:
+        return 0
+    if bottom <= view[0]:
+        return -1
+    return 1 if top >= view[1] else 0
+
+
 def _one_line(item: Any) -> bool:
     if type(item) is str:
         return True
@@ -126,13 +140,25 @@ class _Stitcher:
 
     def render(
         self, items: list[Any], positions: list[int | None] | None, depth: int, frame_key: str,
-        offset: float, scroller: str | None,
+        offset: float, scroller: str | None, view: list[int] | None = None,
     ) -> None:
+        """Render sibling items; with `view` (the visible top and bottom of the scroll box they are in)
+        a marker line goes where the items go out of the box's view or come back into it."""
         pad = "  " * depth
         window = self.window if positions is not None else None
+        if positions is None:
+            view = None
         run: list[Any] = []  # consecutive elided siblings on one side of the window
         run_side = 0
+        shown = 0  # which side of the scroll box's view the last item lies on
         for index, item in enumerate(items):
+            where = 0 if view is None else _view_side(positions, index, view)  # type: ignore[arg-type]
+            if where != shown:
+                if run:
+                    self._elide(run, run_side, depth, pad, frame_key, scroller)
+                    run = []
+                self.lines.append(f"{pad}- {_VIEW_MARKERS[where]}")
+                shown = where
             if window is not None:
                 top = positions[2 * index]  # type: ignore[index]
                 side = 0
@@ -153,15 +179,19 @@ class _Stitcher:
                 if run:
                     self._elide(run, run_side, depth, pad, frame_key, scroller)
                     run = []
-            self._item(item, depth, pad, frame_key, offset, scroller)
+            # Inside an item out of the box's view everything is: no more markers down there.
+            self._item(item, depth, pad, frame_key, offset, scroller, view if where == 0 else None)
         if run:
             self._elide(run, run_side, depth, pad, frame_key, scroller)
 
-    def _item(self, item: Any, depth: int, pad: str, frame_key: str, offset: float, scroller: str | None) -> None:
+    def _item(
+        self, item: Any, depth: int, pad: str, frame_key: str, offset: float, scroller: str | None,
+        view: list[int] | None = None,
+    ) -> None:
         if type(item) is str:
             self.lines.append(f"{pad}- text: {_quote(item)}")
         elif type(item) is list:
-            self._element(item, depth, pad, frame_key, offset, scroller)
+            self._element(item, depth, pad, frame_key, offset, scroller, view)
         elif item["t"] == "iframe":
             self._frame(item, depth, pad, offset)
         else:
@@ -169,7 +199,7 @@ class _Stitcher:
             self.lines.append(f"{pad}- {item['t']} {_quote(text)}" if text else f"{pad}- {item['t']}")
             children = item.get("c")
             if children:
-                self.render(children, item.get("p"), depth + 1, frame_key, offset, scroller)
+                self.render(children, item.get("p"), depth + 1, frame_key, offset, scroller, view)
 
     def _elide(self, run: list[Any], side: int, depth: int, pad: str, frame_key: str, scroller: str | None) -> None:
         """Replace a run of siblings by one summary line, unless it is one line: that is shorter."""
@@ -225,7 +255,10 @@ class _Stitcher:
                 interactive += counted[1]
         return lines, interactive
 
-    def _element(self, item: list[Any], depth: int, pad: str, frame_key: str, offset: float, scroller: str | None) -> None:
+    def _element(
+        self, item: list[Any], depth: int, pad: str, frame_key: str, offset: float, scroller: str | None,
+        view: list[int] | None = None,
+    ) -> None:
         tag, pairs, text, role = item[0], item[1], item[2], item[3]
         element_id = self._number(tag, frame_key)
         name = kind = None
@@ -250,7 +283,9 @@ class _Stitcher:
         self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden))
         if len(item) > 4:
             positions = item[5] if len(item) > 5 else None
-            self.render(item[4], positions, depth + 1, frame_key, offset, element_id if scrollable else scroller)
+            if len(item) > 6:  # a scroll box: its own view, for the items inside it
+                view = item[6]
+            self.render(item[4], positions, depth + 1, frame_key, offset, element_id if scrollable else scroller, view)
 
     def _frame(self, item: dict[str, Any], depth: int, pad: str, offset: float) -> None:
         title = item.get("x")

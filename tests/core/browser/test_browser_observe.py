@@ -93,8 +93,9 @@ async def test_js_clickables_are_interactive_with_hints_for_icons(browser_sessio
     observation = await observe(browser_session, sites, "clickables.html")
     texts = {e.text: e for e in observation.elements.values()}
     for text in ("Listener span", "Property handler", "Pointer card with a nested part", "Role button",
-                 "Focusable box", "Editable note", "More details"):
+                 "Focusable box", "More details"):
         assert text in texts, f"{text!r} should be interactive"
+    assert '- div-4 (value="Editable note" contenteditable)' in observation.tree  # its text is its value
     assert texts["Listener span"].tag == "span"
     assert '(hint="Delete listing")' in observation.tree  # from title
     assert '(hint="btn-close")' in observation.tree  # no title or label: the class

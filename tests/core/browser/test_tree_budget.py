@@ -181,7 +181,7 @@ async def test_a_scroll_container_and_a_frame_are_trimmed_by_where_their_content
     observation = await observe(browser_session, sites, PANELS)
     assert len(observation.tree) <= DEFAULT_TREE_BUDGET_CHARS
     feed = next(e.id for e in observation.elements.values() if e.tag == "div")
-    assert observation.tree.splitlines()[1] == f'- {feed} (scrollable hint="feed")'
+    assert observation.tree.splitlines()[1] == f'- {feed} (scrollable="0-2%" hint="feed")'
     # The feed's own content far down its scroll range is summarised with how to reach it.
     inside = [match for match in summaries(observation.tree) if match["scroller"] == feed]
     assert len(inside) == 1 and inside[0]["side"] == "below" and inside[0]["pad"] == "  "

@@ -1,0 +1,208 @@
+  // ---- What an element is and what it is called (included into observe.js; shares its scope) ----
+
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'META', 'LINK', 'HEAD', 'TITLE', 'OPTION',
+    'OPTGROUP', 'DATALIST', 'PARAM', 'SOURCE', 'TRACK', 'AREA', 'MAP', 'BASE', 'OBJECT', 'EMBED']);
+  const FORM_CONTROLS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA']);
+  const NATIVE = new Set(['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'SUMMARY']);
+  const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'option', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem']);
+  const IMPLICIT_ROLE = {A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', SUMMARY: 'button'};
+  const INPUT_ROLE = {checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton',
+    search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button'};
+
+  const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
+  const norm = (s) => s.replace(/\s+/g, ' ').trim();
+
+  // control -> its <label>s. One querySelectorAll per tree scope: el.labels is a live list that scans
+  // the whole document on first use, which costs seconds on a form-heavy page.
+  const labelsOf = new Map();
+  function indexLabels(root) {
+    for (const label of root.querySelectorAll('label')) {
+      const control = label.control;
+      if (!control) continue;
+      const list = labelsOf.get(control);
+      if (list) list.push(label); else labelsOf.set(control, [label]);
+    }
+  }
+
+  function hintFor(el) {
+    const title = el.getAttribute('title');
+    if (title && title.trim()) return clip(norm(title), VALUE_MAX);
+    const svgTitle = el.querySelector('svg title');
+    if (svgTitle && svgTitle.textContent.trim()) return clip(norm(svgTitle.textContent), VALUE_MAX);
+    if (el.id) return clip(el.id, VALUE_MAX);
+    if (typeof el.className === 'string' && el.className.trim()) return clip(el.className.trim().split(/\s+/).slice(0, 3).join(' '), VALUE_MAX);
+    return '';
+  }
+
+  // Text of a <label> without the text of the control it labels (a <select> inside would add options).
+  function labelText(label, control) {
+    let text = '';
+    const walker = document.createTreeWalker(label, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode(node) {
+        if (node === control) return NodeFilter.FILTER_REJECT;
+        if (node.nodeType === 1) return SKIP.has(node.tagName) || node.tagName === 'SELECT' || node.tagName === 'TEXTAREA'
+          ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
+        return NodeFilter.FILTER_ACCEPT;
+      },
+    });
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) text += n.data + ' ';
+    return norm(text);
+  }
+  function idrefText(el, ids) {
+    const root = el.getRootNode();
+    const parts = [];
+    for (const id of ids.split(/\s+/)) {
+      const ref = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+      if (ref) parts.push(ref.textContent);
+    }
+    return norm(parts.join(' '));
+  }
+  // The accessible-ish name: aria-labelledby, aria-label, <label>s, button-like input values, alt.
+  function ownName(el, tag, type) {
+    const by = el.getAttribute('aria-labelledby');
+    if (by) { const t = idrefText(el, by); if (t) return t; }
+    const aria = el.getAttribute('aria-label');
+    if (aria && aria.trim()) return norm(aria);
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
+      const labels = labelsOf.get(el);
+      if (labels) {
+        const parts = [];
+        for (const label of labels) { const t = labelText(label, el); if (t) parts.push(t); }
+        if (parts.length) return parts.join(' ');
+      }
+      if (tag === 'INPUT') {
+        if (type === 'submit' || type === 'button' || type === 'reset') return norm(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : ''));
+        if (type === 'image') return norm(el.alt || '');
+      }
+    }
+    return '';
+  }
+  function containerLabel(el, tag) {
+    const aria = el.getAttribute('aria-label');
+    if (aria && aria.trim()) return clip(norm(aria), VALUE_MAX);
+    const by = el.getAttribute('aria-labelledby');
+    if (by) { const t = idrefText(el, by); if (t) return clip(t, VALUE_MAX); }
+    if (tag === 'FIELDSET') {
+      const legend = el.querySelector('legend');
+      if (legend) return clip(norm(legend.textContent), VALUE_MAX);
+    }
+    return '';
+  }
+
+  // Full check for an element found outside the walk (a label's control may sit anywhere).
+  function isRendered(el) {
+    if (!el.checkVisibility({visibilityProperty: true})) return false;
+    return hasSize(el);
+  }
+  // Inside the walk display and visibility are already known: only the size is left to check.
+  function hasSize(el) {
+    if (el.offsetWidth !== undefined) return el.offsetWidth > 0 && el.offsetHeight > 0;
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  }
+
+  function pushAria(a, el) {
+    for (const key of ['aria-expanded', 'aria-checked', 'aria-selected', 'aria-pressed']) {
+      const v = el.getAttribute(key);
+      if (v !== null) a.push(key, v);
+    }
+    for (const key of ['aria-current', 'aria-invalid']) {
+      const v = el.getAttribute(key);
+      if (v !== null && v !== 'false') a.push(key, v);
+    }
+  }
+
+  // Attributes in the documented order: type, role, name, placeholder, value, checked, selected, href,
+  // aria-*, disabled, then flags. `editable`: the root of a contenteditable region, whose value is the
+  // text it holds now (as a text field's is).
+  function attributes(el, tag, type, control, editable) {
+    const a = [];
+    const source = control || el;
+    if (tag === 'INPUT' || control) a.push('type', type);
+    const role = el.getAttribute('role');
+    if (role && role !== IMPLICIT_ROLE[tag]) a.push('role', role);
+    const name = source.getAttribute('name');
+    if (name) a.push('name', clip(name, VALUE_MAX));
+    const placeholder = el.getAttribute('placeholder') || (editable ? el.getAttribute('aria-placeholder') || el.getAttribute('data-placeholder') : null);
+    if (placeholder) a.push('placeholder', clip(norm(placeholder), VALUE_MAX));
+    if (tag === 'INPUT' || control) {
+      if (type === 'checkbox' || type === 'radio') {
+        const v = source.getAttribute('value');
+        if (v !== null && v !== 'on') a.push('value', clip(v, VALUE_MAX));
+        if (source.checked) a.push('checked', true);
+      } else if (type === 'password') {
+        if (el.value) a.push('value', '••••••');  // secrets never reach the model
+      } else if (type === 'file') {
+        if (el.files && el.files.length) a.push('value', clip(Array.from(el.files, (f) => f.name).join(', '), VALUE_MAX));
+      } else if (type !== 'submit' && type !== 'button' && type !== 'reset' && type !== 'image') {
+        if (el.value) a.push('value', clip(el.value, VALUE_MAX));
+      }
+    } else if (tag === 'TEXTAREA') {
+      if (el.value) a.push('value', clip(norm(el.value), VALUE_MAX));
+    } else if (tag === 'SELECT') {
+      const chosen = Array.from(el.selectedOptions, (o) => norm(o.label));
+      if (chosen.length) a.push('value', clip(chosen.join(', '), VALUE_MAX));
+      const labels = [];
+      const options = el.options;
+      for (let i = 0; i < options.length && i < 6; i++) labels.push(norm(options[i].label));
+      if (options.length > 6) labels.push('… ' + options.length + ' options');
+      a.push('options', clip(labels.join(' | '), VALUE_MAX * 2));
+    } else if (editable) {
+      const text = norm(el.innerText || '');
+      if (text) a.push('value', clip(text, VALUE_MAX));
+    }
+    if (tag === 'A') {
+      const href = el.getAttribute('href');
+      if (href && href !== '#' && !href.startsWith('javascript:')) a.push('href', clip(href, VALUE_MAX));
+    }
+    if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') {
+      a.push('aria-expanded', el.parentElement.open ? 'true' : 'false');
+    }
+    pushAria(a, el);
+    // :disabled also covers controls inside a disabled <fieldset>, which have .disabled === false.
+    if ((FORM_CONTROLS.has(source.tagName) && source.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') {
+      a.push('disabled', true);
+    }
+    if (source.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) a.push('readonly', true);
+    if (source.required) a.push('required', true);
+    if (tag === 'INPUT' && source.multiple) a.push('multiple', true);
+    if (tag === 'INPUT' && (type === 'range' || type === 'number' || type === 'date')) {
+      if (el.min) a.push('min', el.min);
+      if (el.max) a.push('max', el.max);
+    }
+    return a;
+  }
+
+  function isScrollable(el, tag, overflow) {
+    if (tag === 'BODY' || tag === 'HTML' || overflow === null) return false;
+    return (overflow === 'auto' || overflow === 'scroll') && el.scrollHeight > el.clientHeight + 1;
+  }
+  // Which part of a scroll box's content shows, as `scrollable="0-40%"` says: from the top of what
+  // shows to its bottom, in percent of the content's height.
+  function scrolledRange(el) {
+    const total = el.scrollHeight;
+    const from = Math.round(100 * el.scrollTop / total);
+    const to = Math.min(100, Math.round(100 * (el.scrollTop + el.clientHeight) / total));
+    return from + '-' + to + '%';
+  }
+
+  // 0: not interactive; 2: surely (native control, widget role, editable, scroll container);
+  // 1: probably (tabindex, click listener, pointer cursor) - dropped again if it wraps many controls.
+  function isInteractive(el, tag, role, attrs, cursorPointer, parentPointer, overflow) {
+    if (NATIVE.has(tag)) {
+      return tag !== 'A' || el.hasAttribute('href') || cursorPointer || (listeners !== null && listeners.has(el)) ? 2 : 0;
+    }
+    if (tag === 'BODY' || tag === 'HTML') return 0;
+    let weak = false;
+    if (attrs) {
+      if (role && WIDGET_ROLES.has(role)) return 2;
+      if (el.hasAttribute('contenteditable') && el.isContentEditable) return 2;
+      const tabindex = el.getAttribute('tabindex');
+      weak = (tabindex !== null && parseInt(tabindex, 10) >= 0) || el.hasAttribute('onclick');
+    }
+    if (isScrollable(el, tag, overflow)) return 2;
+    if (weak || (listeners !== null && listeners.has(el)) || el.onclick !== null  // handler set as a property
+      || (cursorPointer && !parentPointer)) return 1;
+    return 0;
+  }
