@@ -99,18 +99,32 @@ class Target:
         if not self.info["visible"]:
             raise ActionError(f"{self.element_id} is hidden (not visible on the page)")
         if self.info["offscreen"]:
-            raise ActionError(f"{self.element_id} is outside the visible area and could not be scrolled into view")
+            clipper = self.info.get("clipper")
+            where = f"out of view inside {clipper}" if clipper else "outside the visible area"
+            raise ActionError(f"{self.element_id} is {where} and could not be scrolled into view")
 
     def require_enabled(self) -> None:
         if self.info["disabled"]:
             raise ActionError(f"{self.element_id} is disabled")
 
-    def require_point(self) -> dict[str, float]:
+    def require_point(self, when: str = "") -> dict[str, float]:
+        """Where to click it; ActionError saying what is in the way when no point of it takes the mouse.
+        `when` qualifies the message (the probe taken once the mouse is on the element)."""
         self.require_visible()
         position = self.position
         if position is None:
-            raise ActionError(f"{self.element_id} is covered by {self.info['cover']}; close or move what covers it first")
+            raise ActionError(self.unreachable(when))
         return position
+
+    def unreachable(self, when: str = "") -> str:
+        info, element_id = self.info, self.element_id
+        if info.get("through"):
+            if info.get("pointerEvents") == "none":
+                return (f"{element_id} ignores the mouse (pointer-events: none){when}: a click there reaches "
+                        f"{info['through']}; click that instead, or a control near it")
+            return f"{element_id} does not take the mouse at its place{when}: a click there reaches {info['through']}"
+        cover = info.get("cover") or "another element"
+        return f"{element_id} is covered by {cover}{when}; close or move what covers it first"
 
 
 async def probe(
@@ -172,10 +186,7 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
         await page.mouse.move(x, y)
         again = await probe(target.frame, target.element_id, scroll=False, next_frame=True, watch_navigation=True)
         if not again.info["visible"] or again.info["client"] is None:
-            cover = again.info["cover"] or "another element"
-            raise ActionError(
-                f"{target.element_id} is covered by {cover} once the mouse is on it; close or move what covers it first"
-            )
+            again.require_point(" once the mouse is on it")
         if again.info["rect"] == current.info["rect"] and again.info["client"] == current.info["client"]:
             break  # where it was before the mouse came: not moving
         if time.monotonic() > deadline:

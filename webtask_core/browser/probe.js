@@ -48,7 +48,10 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     client: null,
     rect: null,
     navigationApi: !!window.navigation,
-    cover: null,
+    cover: null,  // what covers it (no point of it reaches the mouse)
+    through: null,  // or: the element around it that takes the mouse at its place
+    pointerEvents: null,
+    clipper: null,  // the ancestor that hides it wholly (offscreen)
   };
   if (targetTag === 'SELECT') {
     info.options = Array.from(target.options, (o) => [o.label.replace(/\s+/g, ' ').trim(), o.value, o.disabled]);
@@ -60,19 +63,58 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     await new Promise((done) => { requestAnimationFrame(() => done()); setTimeout(done, 100); });
     if (!el.isConnected) return {found: false};
   }
+  // The part of the element that shows: every ancestor that clips its overflow (a scroll box, a
+  // carousel with hidden overflow) cuts it down, and so does the viewport. `by`: the ancestor that
+  // hides it wholly, if one does.
+  const parentOf = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
+  const showing = (r) => {
+    let left = r.left, top = r.top, right = r.right, bottom = r.bottom, by = null;
+    for (let a = parentOf(el); a && a !== document.body && a !== document.documentElement; a = parentOf(a)) {
+      const s = getComputedStyle(a);
+      const clipX = s.overflowX !== 'visible', clipY = s.overflowY !== 'visible';
+      if ((clipX || clipY) && s.display !== 'inline' && s.display !== 'contents') {
+        const box = a.getBoundingClientRect();
+        const boxLeft = box.left + a.clientLeft, boxTop = box.top + a.clientTop;
+        if (clipX) { left = Math.max(left, boxLeft); right = Math.min(right, boxLeft + a.clientWidth); }
+        if (clipY) { top = Math.max(top, boxTop); bottom = Math.min(bottom, boxTop + a.clientHeight); }
+        if (!by && (right - left < 1 || bottom - top < 1)) by = a;
+      }
+      if (s.position === 'fixed') break;  // nothing further up scrolls or clips it
+    }
+    return {
+      left: Math.max(left, 0), top: Math.max(top, 0), right: Math.min(right, window.innerWidth),
+      bottom: Math.min(bottom, window.innerHeight), by,
+    };
+  };
+  const whole = (part, r) => part.left <= r.left + 1 && part.top <= r.top + 1 && part.right >= r.right - 1
+    && part.bottom >= r.bottom - 1;
+  const describe = (node) => {
+    if (!node) return 'nothing (outside the page)';
+    const idPart = node.id ? '#' + node.id : '';
+    const cls = typeof node.className === 'string' && node.className.trim()
+      ? '.' + node.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
+    const own = node.getAttribute && node.getAttribute(mark);
+    return node.tagName.toLowerCase() + idPart + cls + (own ? ' (' + own + ')' : '');
+  };
+
   let rect = el.getBoundingClientRect();
-  const vw = window.innerWidth, vh = window.innerHeight;
-  if (scroll && (rect.top < 0 || rect.left < 0 || rect.bottom > vh || rect.right > vw)) {
+  let part = showing(rect);
+  if (scroll && !whole(part, rect)) {
+    // Scrolls every scroll box around it as well as the page, as far as each needs.
     el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
     rect = el.getBoundingClientRect();
+    part = showing(rect);
   }
   info.rect = [rect.left, rect.top, rect.width, rect.height];
   info.visible = rect.width > 0 && rect.height > 0 && el.checkVisibility({visibilityProperty: true});
   if (!info.visible) return info;
 
-  const left = Math.max(rect.left, 0), right = Math.min(rect.right, vw);
-  const top = Math.max(rect.top, 0), bottom = Math.min(rect.bottom, vh);
-  if (right - left < 1 || bottom - top < 1) { info.offscreen = true; return info; }
+  const {left, right, top, bottom} = part;
+  if (right - left < 1 || bottom - top < 1) {
+    info.offscreen = true;
+    if (part.by) info.clipper = describe(part.by);
+    return info;
+  }
 
   const deepHit = (x, y) => {
     let hit = document.elementFromPoint(x, y);
@@ -94,13 +136,13 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     if (target.labels) for (const label of target.labels) if (inside(hit, label)) return true;
     return false;
   };
-  const describe = (node) => {
-    if (!node) return 'nothing (outside the page)';
-    const idPart = node.id ? '#' + node.id : '';
-    const cls = typeof node.className === 'string' && node.className.trim()
-      ? '.' + node.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
-    const own = node.getAttribute && node.getAttribute(mark);
-    return node.tagName.toLowerCase() + idPart + cls + (own ? ' (' + own + ')' : '');
+  // What covers the element: from the element hit, up to the outermost ancestor that does not hold
+  // the element too (the overlay, not the paragraph inside it), with the start of its text.
+  const coverOf = (hit) => {
+    let cover = hit;
+    for (let n = parentOf(hit); n && n !== document.body && n !== document.documentElement && !inside(el, n); n = parentOf(n)) cover = n;
+    const text = (cover.innerText || '').replace(/\s+/g, ' ').trim();
+    return describe(cover) + (text ? ' ("' + (text.length > 40 ? text.slice(0, 39) + '…' : text) + '")' : '');
   };
 
   const cx = (left + right) / 2, cy = (top + bottom) / 2;
@@ -110,13 +152,19 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     info.client = [cx, cy];
     return info;
   }
-  info.cover = describe(centreHit);
-  // Something covers the centre: look for any visible point of the element on a 5x5 grid.
+  // Something else is at the centre: look for any visible point of the element on a 5x5 grid.
   for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
     for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) {
       const x = left + (right - left) * fx, y = top + (bottom - top) * fy;
       if (reaches(deepHit(x, y))) { info.point = [x - rect.left, y - rect.top]; info.client = [x, y]; return info; }
     }
+  }
+  if (centreHit && inside(el, centreHit)) {
+    // What the mouse hits there holds the element: nothing covers it, it lets the mouse through.
+    info.through = describe(centreHit);
+    info.pointerEvents = getComputedStyle(el).pointerEvents;
+  } else {
+    info.cover = centreHit ? coverOf(centreHit) : describe(null);
   }
   return info;
 }

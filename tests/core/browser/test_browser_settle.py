@@ -83,7 +83,7 @@ async def test_a_moving_element_is_clicked_where_it_stops(browser_session, sites
 
 async def test_an_element_covered_once_the_mouse_is_on_it_is_reported_not_clicked(browser_session, sites):
     ids = await open_settle_page(browser_session, sites)
-    with pytest.raises(ActionError, match=f"{ids['Hover trap']} is covered by div#cover once the mouse is on it"):
+    with pytest.raises(ActionError, match=f"{ids['Hover trap']} is covered by div#cover \\(\"Popup\"\\) once the mouse is on it"):
         await browser_session.click(ids["Hover trap"])
     assert await result_text(browser_session) == "Nothing yet"
 
