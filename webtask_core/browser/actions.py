@@ -40,10 +40,19 @@ __all__ = [
 
 ELEMENT_ID = re.compile(r"^[a-z][a-z0-9]*-\d+$")
 
-_SCROLL_ELEMENT = """(el, dy) => {
-  const before = el.scrollTop;
-  el.scrollBy({top: dy * el.clientHeight, behavior: 'instant'});
-  return [before, el.scrollTop, el.scrollHeight - el.clientHeight];
+# Scrolls the element if it scrolls, else the nearest box around it that does, by `dy` of that box's
+# visible heights. Returns null when nothing around it scrolls, else [the box is the element itself,
+# the box's mark (or tag), scrollTop before, scrollTop after, scrollHeight, clientHeight].
+_SCROLL_ELEMENT = """(el, [dy, mark]) => {
+  const scrolls = (n) => /^(auto|scroll)$/.test(getComputedStyle(n).overflowY) && n.scrollHeight > n.clientHeight + 1;
+  let box = el;
+  while (box && box !== document.body && box !== document.documentElement && !scrolls(box)) {
+    box = box.assignedSlot || box.parentElement || (box.parentNode && box.parentNode.host) || null;
+  }
+  if (!box || box === document.body || box === document.documentElement) return null;
+  const before = box.scrollTop;
+  box.scrollBy({top: dy * box.clientHeight, behavior: 'instant'});
+  return [box === el, box.getAttribute(mark) || box.tagName.toLowerCase(), before, box.scrollTop, box.scrollHeight, box.clientHeight];
 }"""
 # Whether the click made this document start leaving: the navigation probe.js noted (not a
 # same-document one, not one the page cancelled) or, when that is still to come, a form submitted
@@ -95,9 +104,12 @@ class Target:
         point = self.info.get("point")
         return {"x": point[0], "y": point[1]} if point else None
 
-    def require_visible(self) -> None:
+    def require_rendered(self) -> None:
         if not self.info["visible"]:
             raise ActionError(f"{self.element_id} is hidden (not visible on the page)")
+
+    def require_visible(self) -> None:
+        self.require_rendered()
         if self.info["offscreen"]:
             clipper = self.info.get("clipper")
             where = f"out of view inside {clipper}" if clipper else "outside the visible area"
@@ -315,15 +327,29 @@ async def press_on(target: Target, key: str, timeout_s: float) -> str:
     return f"pressed {key} on {target.element_id}"
 
 
+def _shown_range(top: float, height: float, visible: float) -> str:
+    """The part of a scroll box's content that shows, as the tree's scrollable="0-40%" says it."""
+    start = round(100 * top / height)
+    return f"{start}-{min(100, round(100 * (top + visible) / height))}%"
+
+
 async def scroll_element(target: Target, direction: str, amount: float) -> str:
-    target.require_visible()
+    """Scroll the element by `amount` of its own visible heights; one that does not scroll itself
+    scrolls the nearest box around it that does. It may lie out of its box's view: that is why one scrolls."""
+    target.require_rendered()
     sign = 1 if direction == "down" else -1
-    before, after, maximum = await target.locator.evaluate(_SCROLL_ELEMENT, sign * amount)
+    element_id = target.element_id
+    moved = await target.locator.evaluate(_SCROLL_ELEMENT, [sign * amount, MARK_ATTRIBUTE])
+    if moved is None:
+        raise ActionError(
+            f"{element_id} does not scroll, nor does any box around it; leave out element_id to scroll the page"
+        )
+    itself, box, before, after, height, visible = moved
+    what = element_id if itself else f"the box around {element_id} ({box})"
+    shows = _shown_range(after, height, visible)
     if abs(after - before) < 1:
-        edge = "bottom" if sign > 0 else "top"
-        return f"{target.element_id} is already scrolled to the {edge}; nothing moved"
-    percent = round(100 * after / maximum) if maximum > 0 else 100
-    return f"scrolled {target.element_id} {direction}; it is now scrolled {percent}%"
+        return f"{what} is already scrolled to the {'bottom' if sign > 0 else 'top'}; nothing moved (it shows {shows})"
+    return f"scrolled {what} {direction} {amount:g} of its heights; it now shows {shows} of its content"
 
 
 async def set_files(target: Target, paths: list[str | Path], timeout_s: float) -> str:

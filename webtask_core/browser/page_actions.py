@@ -17,10 +17,12 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from webtask_core.browser.actions import quote_for_model
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE
+from webtask_core.browser.stabilise import NetworkTracker
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError
+from webtask_core.limits import SETTLED_QUIET_S
 
-__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for", "stop_loading"]
+__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for", "wait_settled", "stop_loading"]
 
 _PAGE_SCROLL = """(dy) => {
   const s = document.scrollingElement || document.documentElement;
@@ -124,6 +126,38 @@ async def wait_for(page: Page, text: str | None, element: tuple[Frame, str] | No
     if not await _first_success(waits):
         raise ActionError(f"wait_for: {what} did not appear within {timeout_s:g} s")
     return f"{what} appeared after {time.monotonic() - started:.1f} s"
+
+
+async def wait_settled(page: Page, tracker: NetworkTracker, timeout_s: float) -> str:
+    """Until the page is loaded, no request runs and its DOM has not changed for SETTLED_QUIET_S, or
+    `timeout_s`. Not settling in time is no error: the page is as it is (a ticking clock never settles)."""
+    started = time.monotonic()
+    deadline = started + timeout_s
+    why = f"a wait shorter than {SETTLED_QUIET_S:g} s cannot see it stay unchanged that long"
+    while deadline - time.monotonic() > SETTLED_QUIET_S:
+        try:
+            await page.wait_for_load_state("load", timeout=(deadline - time.monotonic()) * 1000)
+        except PlaywrightTimeoutError:
+            why = "it was still loading"
+            break
+        if not await tracker.wait_quiet(deadline - SETTLED_QUIET_S):
+            why = f"{tracker.inflight} request(s) were still running"
+            break
+        try:
+            changed = await asyncio.wait_for(
+                page.evaluate(_NEXT_MUTATION, SETTLED_QUIET_S * 1000), timeout=SETTLED_QUIET_S + _RECHECK_S
+            )
+        except TimeoutError:
+            changed = True  # a page too busy to answer is not settled
+        except PlaywrightError as error:
+            if is_closed_error(error):
+                raise
+            changed = True  # its document went away under the question: it navigated
+        if not changed and not tracker.inflight:
+            return (f"the page settled after {time.monotonic() - started:.1f} s "
+                    f"(loaded, no request running, no change for {SETTLED_QUIET_S:g} s)")
+        why = "its content kept changing" if changed else "a request started"
+    return f"the page had not settled after {timeout_s:g} s ({why}); the next page state shows it as it is now"
 
 
 async def _visible(frame: Frame, locator: Locator, deadline: float) -> None:

@@ -23,6 +23,7 @@ from webtask_core.browser.screenshot import ImageFormat, capture_screenshot, wai
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError, BrowserCrashedError, TransientError
+from webtask_core.limits import SCROLL_MAX, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
 
 if TYPE_CHECKING:
     from webtask_core.browser.launch import Browser
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["BrowserSession"]
 
 _FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
-WAIT_FOR_MAX_S = 15.0
 _GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
@@ -347,8 +347,11 @@ class BrowserSession:
     async def scroll(self, direction: Literal["up", "down"] = "down", amount: float = 1.0, element_id: str | None = None) -> str:
         if direction not in ("up", "down"):
             raise ActionError(f"scroll: direction must be 'up' or 'down', got {direction!r}")
-        if not isinstance(amount, int | float) or not 0 < amount <= 20:
-            raise ActionError(f"scroll: amount is in viewport heights and must be between 0 and 20, got {amount!r}")
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or not 0 < amount <= SCROLL_MAX:
+            raise ActionError(
+                f"scroll: amount counts heights of what scrolls and must be more than 0 and at most {SCROLL_MAX:g}, "
+                f"got {amount!r}"
+            )
         if element_id is not None:
             return await self._on_element(
                 "scroll", element_id, lambda t: actions.scroll_element(t, direction, float(amount)), scroll=False
@@ -394,11 +397,21 @@ class BrowserSession:
             title = await page.title()
         return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
 
-    async def wait_for(self, text: str | None = None, element_id: str | None = None, timeout_s: float = 5.0) -> str:
-        if (text is None) == (element_id is None):
-            raise ActionError("wait_for: give either text or element_id (exactly one of them)")
-        if not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
-            raise ActionError(f"wait_for: timeout_s must be between 0 and {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}")
+    async def wait_for(
+        self, text: str | None = None, element_id: str | None = None, timeout_s: float = WAIT_FOR_DEFAULT_S
+    ) -> str:
+        """Until `text` shows, or the element is visible, or with neither until the page settles."""
+        if text is not None and element_id is not None:
+            raise ActionError("wait_for: give text or element_id, not both (neither: wait for the page to settle)")
+        if text is not None and not text.strip():
+            raise ActionError("wait_for: text is empty; give the text to wait for, or leave it out to wait for the page to settle")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
+            raise ActionError(f"wait_for: timeout_s must be more than 0 and at most {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}")
+        if text is None and element_id is None:
+            return await self._run(
+                "wait for the page to settle",
+                lambda page: page_actions.wait_settled(page, self._network, float(timeout_s)), timeout_s=timeout_s,
+            )
         element = (self._target_frame(element_id), element_id) if element_id is not None else None
         what = f"text {quote_for_model(text)}" if text is not None else element_id
         return await self._run(

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from webtask_core.limits import SCROLL_MAX, SETTLED_QUIET_S, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
 from webtask_core.tools.base import Tool, ToolContext, ToolParams
 
 __all__ = [
@@ -25,9 +26,6 @@ __all__ = [
     "BROWSER_TOOLS",
     "WAIT_FOR_MAX_S",
 ]
-
-WAIT_FOR_MAX_S = 15.0
-
 
 
 def _element_id() -> Any:
@@ -131,11 +129,19 @@ class PressKeyTool(Tool):
 
 class ScrollTool(Tool):
     name = "scroll"
-    description = "Scroll the page (or a scrollable element) up or down by a number of viewport heights."
+    description = (
+        "Scroll up or down: the page, or with element_id a scroll box (its line says scrollable=\"a-b%\", "
+        "the part of its content that shows). amount counts heights of what scrolls: viewport heights "
+        "for the page, the box's own visible height for a box. Given an element inside a box, the box "
+        "around it scrolls. You need not scroll to act on an element: actions scroll it into view."
+    )
 
     class Params(ToolParams):
         direction: Literal["up", "down"]
-        amount: float = Field(default=1.0, gt=0, le=10, description="In viewport heights.")
+        amount: float = Field(
+            default=1.0, gt=0, le=SCROLL_MAX,
+            description="How far, in heights of what scrolls (viewport, or the box's own visible height).",
+        )
         element_id: str | None = _optional_element_id()
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
@@ -180,14 +186,15 @@ class SwitchTabTool(Tool):
 class WaitForTool(Tool):
     name = "wait_for"
     description = (
-        "Wait until a text appears on the page or an element becomes visible, at most timeout_s "
-        f"seconds (≤ {WAIT_FOR_MAX_S:g}). With neither, wait for the page to settle."
+        "Wait at most timeout_s seconds: with text, until that text shows on the page; with element_id, "
+        "until that element is visible; with neither, until the page settles (loaded, no request "
+        f"running, no change for {SETTLED_QUIET_S:g} s). Give text or element_id, not both."
     )
 
     class Params(ToolParams):
         text: str | None = Field(default=None, description="Text to wait for.")
         element_id: str | None = _optional_element_id()
-        timeout_s: float = Field(default=5.0, gt=0, le=WAIT_FOR_MAX_S)
+        timeout_s: float = Field(default=WAIT_FOR_DEFAULT_S, gt=0, le=WAIT_FOR_MAX_S)
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         return await ctx.session.wait_for(

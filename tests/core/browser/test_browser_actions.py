@@ -211,7 +211,9 @@ async def test_long_page_click_scrolls_into_view_and_scrolling(browser_session, 
     await browser_session.scroll("up", amount=5)
     assert await browser_session.scroll("up") == "already at the top of the page; nothing moved"
     panel = next(e.id for e in observation.elements.values() if e.tag == "div")
-    assert await browser_session.scroll("down", element_id=panel) == f"scrolled {panel} down; it is now scrolled 100%"
+    assert await browser_session.scroll("down", element_id=panel) == (
+        f"scrolled {panel} down 1 of its heights; it now shows 50-100% of its content"  # its own height: 120 px
+    )
     assert await browser_session.page.evaluate("document.getElementById('panel').scrollTop") == 120
     with pytest.raises(ActionError, match="direction must be"):
         await browser_session.scroll("sideways")  # type: ignore[arg-type]
@@ -240,9 +242,9 @@ async def test_wait_for_text_and_timeout(browser_session, sites):
     with pytest.raises(ActionError, match=r'^wait_for: text "Never" did not appear within 0.3 s$'):
         await browser_session.wait_for(text="Never", timeout_s=0.3)
     assert (await browser_session.wait_for(element_id="button-0")).startswith("button-0 appeared")
-    with pytest.raises(ActionError, match="exactly one"):
-        await browser_session.wait_for()
-    with pytest.raises(ActionError, match="between 0 and 15"):
+    with pytest.raises(ActionError, match="not both"):
+        await browser_session.wait_for(text="Saved!", element_id="button-0")
+    with pytest.raises(ActionError, match="at most 15 seconds"):
         await browser_session.wait_for(text="x", timeout_s=60)
 
 
