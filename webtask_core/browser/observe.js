@@ -49,23 +49,26 @@
   // not a unit like a row or a card: its items stay in place instead of under a group line.
   const GROUP_MAX_ITEMS = 40;
   const NON_BLANK = /\S/;
+  const SPACE_FIRST = /^\s/, SPACE_LAST = /\s$/;  // text already set apart: no style to ask
   const CONTAINERS = {FORM: 'form', FIELDSET: 'fieldset', TABLE: 'table', TR: 'row', UL: 'list', OL: 'list',
     NAV: 'nav', DIALOG: 'dialog'};
   const ROLE_CONTAINERS = {dialog: 'dialog', alertdialog: 'dialog', alert: 'alert', status: 'status',
     navigation: 'nav', list: 'list', listbox: 'list', menu: 'list', tablist: 'list', row: 'row', table: 'table',
-    grid: 'table', form: 'form', radiogroup: 'group', group: 'group'};
+    grid: 'table', form: 'form', radiogroup: 'group', group: 'group', tree: 'tree'};
   const HEADINGS = {H1: 'h1', H2: 'h2', H3: 'h3', H4: 'h4', H5: 'h5', H6: 'h6'};
   const GROUP_KINDS = {LI: 'item', ARTICLE: 'article'};  // what a group line says; else "group"
   const GROUP_ROLES = {listitem: 'item', article: 'article'};
   let pushed = 0;  // items pushed so far, at any depth: a container's size is the difference
 
   // A container collects items; adjacent inline text is glued into one string until a block boundary.
-  // `pos` holds two numbers per item (see the header) when the container is measured (`m`). `gap`: the
-  // last inline element ended with a margin, padding or border, so the next text is set apart by one.
+  // `pos` holds two numbers per item (see the header) when the container is measured (`m`). `gap`:
+  // text that follows is set apart by a space (true), or is if the style of the inline element just
+  // ended has a margin or padding on its right (asked only when text does follow).
   const container = () => ({items: [], pos: [], open: false, gap: false, m: measuring});
   function pushText(c, text, node) {
     if (c.open) {
-      c.items[c.items.length - 1] += c.gap ? ' ' + text : text;
+      const gap = c.gap;
+      c.items[c.items.length - 1] += gap && (gap === true || (!SPACE_FIRST.test(text) && gapAfter(gap))) ? ' ' + text : text;
       c.gap = false;
     } else if (NON_BLANK.test(text)) {
       c.items.push(text);
@@ -130,9 +133,6 @@
     }
     return into;
   }
-  // Does an inline element's own box set it apart from the text before (left) or after (right) it?
-  const gapAt = (style, side) => style['margin' + side] !== '0px' || style['padding' + side] !== '0px'
-    || style['border' + side + 'Width'] !== '0px';
 
   function nextId(tag) {
     const n = counters[tag] || 0;
@@ -181,7 +181,8 @@
       const inner = container();
       walkChildren(el, inner, opts2.pointer, opts2.visible);
       measuring = outer;
-      const f = finish(inner);
+      // A wrapper inside (the row of a tree item) adds nothing to the element's own line: it groups.
+      const f = foldGroups(finish(inner), true);
       if (opts2.weak && slots.length - slot - 1 > WEAK_MAX_INSIDE) {
         // A listener or pointer cursor on a container of many controls is event delegation, not a
         // control: drop it, and treat it as the plain container it is.
@@ -241,10 +242,34 @@
     let controls = false;
     for (let i = at; i < c.items.length && !controls; i++) controls = hasInteractive(c.items[i]);
     if (!controls) return;
-    const f = finish({items: c.items.splice(at), pos: c.m ? c.pos.splice(2 * at) : [], m: c.m});
-    const item = {t: kind, c: f.items, i: 1};
+    const f = foldGroups(finish({items: c.items.splice(at), pos: c.m ? c.pos.splice(2 * at) : [], m: c.m}));
+    const item = {t: kind, c: f.items, i: 1, g: 1};  // g: a plain container's group (see emitElement)
     if (f.m) item.p = f.pos;
     pushItem(c, item, span(el, f.pos));
+  }
+  // Plain groups inside a group (or an element) that add nothing to it fold into it: a bar of controls
+  // only, and the one part holding controls beside mere decoration (a card's body beside its picture;
+  // in an element, beside anything). Articles and list items stay: they are units of their own.
+  const foldable = (item) => item.g === 1 && item.t === 'group';
+  function foldGroups(f, inElement = false) {
+    let groups = 0, others = false;
+    for (const item of f.items) { if (foldable(item)) groups++; else if (hasInteractive(item)) others = true; }
+    if (!groups) return f;
+    const foldOne = groups === 1 && (inElement || !others);
+    const items = [], pos = [];
+    for (let i = 0; i < f.items.length; i++) {
+      const item = f.items[i];
+      if (foldable(item) && (foldOne || item.c.every(Array.isArray))) {
+        for (let j = 0; j < item.c.length; j++) {
+          items.push(item.c[j]);
+          if (f.m) pos.push(item.p[2 * j], item.p[2 * j + 1]);
+        }
+      } else {
+        items.push(item);
+        if (f.m) pos.push(f.pos[2 * i], f.pos[2 * i + 1]);
+      }
+    }
+    return {items, pos, m: f.m};
   }
 
   // Upload targets stay visible to the model even when the page hides the real <input type=file>.
@@ -317,7 +342,9 @@
     const role = attrs ? el.getAttribute('role') : null;
     const inline = display.startsWith('inline');
     if (!inline) c.open = false;
-    else if (c.open && gapAt(style, 'Left')) c.gap = true;  // the page sets it apart: so does the text
+    else if (c.open && !SPACE_LAST.test(c.items[c.items.length - 1]) && gapBefore(style)) {
+      c.gap = true;  // the page sets it apart: so does the text
+    }
 
     if (tag === 'INPUT' && el.type === 'hidden') return;
     if (tag === 'svg' || tag === 'IMG' || tag === 'CANVAS' || tag === 'VIDEO') {
@@ -394,7 +421,7 @@
     if (heading) { walkStructure(el, c, 'h', heading, cursorPointer, selfVisible); return; }
     const kind = (role && ROLE_CONTAINERS[role]) || CONTAINERS[tag];
     if (kind) {
-      const label = kind === 'form' || kind === 'dialog' || kind === 'fieldset' || kind === 'group' || kind === 'nav'
+      const label = kind === 'form' || kind === 'dialog' || kind === 'fieldset' || kind === 'group' || kind === 'nav' || kind === 'tree'
         ? containerLabel(el, tag) : '';
       walkStructure(el, c, kind, label, cursorPointer, selfVisible);
       return;
@@ -403,7 +430,7 @@
     if (tag === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;  // the fieldset's label
     if (inline) {  // its text flows on with the text around it
       walkChildren(el, c, cursorPointer, selfVisible);
-      if (c.open && gapAt(style, 'Right')) c.gap = true;
+      if (c.open) c.gap = style;
       return;
     }
     const at = c.items.length, start = pushed;

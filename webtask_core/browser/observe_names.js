@@ -13,6 +13,11 @@
   const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
   const norm = (s) => s.replace(/\s+/g, ' ').trim();
 
+  // Does an inline element's own margin or padding set it apart from the text before or after it?
+  // (Reading computed styles is the costly part of a pass: two reads, and only where text abuts.)
+  const gapBefore = (style) => style.marginLeft !== '0px' || style.paddingLeft !== '0px';
+  const gapAfter = (style) => style.marginRight !== '0px' || style.paddingRight !== '0px';
+
   // control -> its <label>s. One querySelectorAll per tree scope: el.labels is a live list that scans
   // the whole document on first use, which costs seconds on a form-heavy page.
   const labelsOf = new Map();
@@ -25,8 +30,9 @@
     }
   }
 
+  // What tells an icon without a name apart: its title or tooltip text, an <svg> title, else id or class.
   function hintFor(el) {
-    const title = el.getAttribute('title');
+    const title = el.getAttribute('title') || el.getAttribute('data-tooltip');
     if (title && title.trim()) return clip(norm(title), VALUE_MAX);
     const svgTitle = el.querySelector('svg title');
     if (svgTitle && svgTitle.textContent.trim()) return clip(norm(svgTitle.textContent), VALUE_MAX);
@@ -36,18 +42,22 @@
   }
 
   // Text of a <label> without the text of the control it labels (a <select> inside would add options).
+  // Inline elements add no space (`Enter "<b>x</b>"` reads `Enter "x"`); other boxes are set apart.
   function labelText(label, control) {
-    let text = '';
-    const walker = document.createTreeWalker(label, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode(node) {
-        if (node === control) return NodeFilter.FILTER_REJECT;
-        if (node.nodeType === 1) return SKIP.has(node.tagName) || node.tagName === 'SELECT' || node.tagName === 'TEXTAREA'
-          ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
-        return NodeFilter.FILTER_ACCEPT;
-      },
-    });
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) text += n.data + ' ';
-    return norm(text);
+    const parts = [];
+    const walk = (node) => {
+      for (let n = node.firstChild; n; n = n.nextSibling) {
+        if (n.nodeType === 3) { parts.push(n.data); continue; }
+        if (n.nodeType !== 1 || n === control || SKIP.has(n.tagName) || n.tagName === 'SELECT' || n.tagName === 'TEXTAREA') continue;
+        const style = getComputedStyle(n);
+        const block = !style.display.startsWith('inline');
+        if (block || gapBefore(style)) parts.push(' ');
+        walk(n);
+        if (block || gapAfter(style)) parts.push(' ');
+      }
+    };
+    walk(label);
+    return norm(parts.join(''));
   }
   function idrefText(el, ids) {
     const root = el.getRootNode();

@@ -136,6 +136,15 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     if (target.labels) for (const label of target.labels) if (inside(hit, label)) return true;
     return false;
   };
+  // A hit on another control inside this one (a nested tree item, a row's star) would go to that
+  // control: a point on the element's own part is preferred, that control's only if there is none.
+  const nested = el.querySelector('[' + mark + ']') !== null;
+  const own = (hit) => {
+    if (!reaches(hit)) return false;
+    if (!nested) return true;
+    for (let n = hit; n && n !== el; n = parentOf(n)) if (n.hasAttribute && n.hasAttribute(mark)) return false;
+    return true;
+  };
   // What covers the element: from the element hit, up to the outermost ancestor that does not hold
   // the element too (the overlay, not the paragraph inside it), with the start of its text.
   const coverOf = (hit) => {
@@ -147,17 +156,17 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
 
   const cx = (left + right) / 2, cy = (top + bottom) / 2;
   const centreHit = deepHit(cx, cy);
-  if (reaches(centreHit)) {
-    info.point = [cx - rect.left, cy - rect.top];
-    info.client = [cx, cy];
-    return info;
-  }
-  // Something else is at the centre: look for any visible point of the element on a 5x5 grid.
+  const at = (x, y) => { info.point = [x - rect.left, y - rect.top]; info.client = [x, y]; return info; };
+  if (own(centreHit)) return at(cx, cy);
+  // Something else is at the centre: look for a visible point of the element on a 5x5 grid.
+  const grid = [];
   for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
-    for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) {
-      const x = left + (right - left) * fx, y = top + (bottom - top) * fy;
-      if (reaches(deepHit(x, y))) { info.point = [x - rect.left, y - rect.top]; info.client = [x, y]; return info; }
-    }
+    for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) grid.push([left + (right - left) * fx, top + (bottom - top) * fy]);
+  }
+  for (const [x, y] of grid) if (own(deepHit(x, y))) return at(x, y);
+  if (nested) {
+    if (reaches(centreHit)) return at(cx, cy);
+    for (const [x, y] of grid) if (reaches(deepHit(x, y))) return at(x, y);
   }
   if (centreHit && inside(el, centreHit)) {
     // What the mouse hits there holds the element: nothing covers it, it lets the mouse through.

@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import re
-from pathlib import Path
-
 import pytest
+from golden_helpers import INTERACTIVE_LINE, assert_golden
 
 from webtask_core.browser import BrowserSession, Observation
-
-GOLDEN = Path(__file__).parent / "golden"
-UPDATE_GOLDEN = os.environ.get("WEBTASK_UPDATE_GOLDEN") == "1"  # WEBTASK_UPDATE_GOLDEN=1 pytest ... rewrites them
-INTERACTIVE_LINE = re.compile(r"^\s*- ([a-z][a-z0-9]*-\d+)\b")
-
-
-def assert_golden(name: str, observation: Observation) -> None:
-    path = GOLDEN / f"{name}.txt"
-    text = observation.tree + "\n"
-    if UPDATE_GOLDEN:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden file {path}; run with WEBTASK_UPDATE_GOLDEN=1 to create it"
-    assert text == path.read_text(encoding="utf-8")
 
 
 async def observe(session: BrowserSession, sites, page: str) -> Observation:
