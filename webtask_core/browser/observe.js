@@ -186,9 +186,10 @@
       if (opts2.weak && slots.length - slot - 1 > WEAK_MAX_INSIDE) {
         // A listener or pointer cursor on a container of many controls is event delegation, not a
         // control: drop it, and treat it as the plain container it is.
-        const at = c.items.length;
+        const at = c.items.length, counted = pushed;
         c.open = false;
         for (let i = 0; i < f.items.length; i++) pushItem(c, f.items[i], boxAt(f, i));
+        pushed = counted;  // moved, not new: they were counted when walked
         groupTail(c, el, 'group', at, start);
         return;
       }

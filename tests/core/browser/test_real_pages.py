@@ -70,6 +70,8 @@ async def test_inbox_row_lines_keep_sender_subject_and_time_apart(browser_sessio
     observation = await ToolDriver(browser_session).open(sites.url("inbox.html"))
     row = parent_block(observation.tree, '- text: "Alice Johnson"')
     assert re.fullmatch(r"- div-\d+", row[0].strip())  # the row's own line: no merged name, no class hint
+    # The list's own listener is delegation (it holds 21 controls): it gets no id, its rows stay units.
+    assert not await browser_session.page.evaluate("document.querySelector('.threads').hasAttribute('data-wt-id')")
     texts = [line.strip() for line in row if line.strip().startswith("- text:")]
     assert texts == [
         '- text: "Alice Johnson"',
