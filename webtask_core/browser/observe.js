@@ -115,16 +115,15 @@
   }
   // An item holding an interactive element (itself one, a frame, or a structure around one).
   function hasInteractive(item) { return typeof item !== 'string' && (Array.isArray(item) || item.k !== undefined || item.i === 1); }
-  function select(f, keep) {
+  function interactiveOnly(f) {
     const items = [], pos = [];
     for (let i = 0; i < f.items.length; i++) {
-      if (!keep(f.items[i])) continue;
+      if (!hasInteractive(f.items[i])) continue;
       items.push(f.items[i]);
       if (f.m) pos.push(f.pos[2 * i], f.pos[2 * i + 1]);
     }
     return {items, pos, m: f.m};
   }
-  const interactiveOnly = (f) => select(f, hasInteractive);
   // The text of the items that hold no interactive element (what melts into an element's name).
   function textOf(items, into) {
     for (const item of items) {
@@ -431,7 +430,7 @@
     if (tag === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;  // the fieldset's label
     if (inline) {  // its text flows on with the text around it
       walkChildren(el, c, cursorPointer, selfVisible);
-      if (c.open) c.gap = style;
+      if (c.open && c.gap !== true) c.gap = style;  // its right side, asked if text follows
       return;
     }
     const at = c.items.length, start = pushed;

@@ -158,6 +158,8 @@
       for (let i = 0; i < options.length && i < 6; i++) labels.push(norm(options[i].label));
       if (options.length > 6) labels.push('… ' + options.length + ' options');
       a.push('options', clip(labels.join(' | '), VALUE_MAX * 2));
+    } else if (tag === 'OPTION' && el.selected) {
+      a.push('selected', true);
     } else if (editable) {
       const text = norm(el.innerText || '');
       if (text) a.push('value', clip(text, VALUE_MAX));

@@ -143,3 +143,42 @@ def test_the_budget_is_configurable_and_checked(monkeypatch):
     monkeypatch.setenv("WEBTASK_TREE_BUDGET_CHARS", "lots")
     with pytest.raises(ConfigError, match="WEBTASK_TREE_BUDGET_CHARS"):
         BrowserConfig()
+
+
+def scroll_box(tops: list[int], view: list[int]) -> FrameItems:
+    """A scroll box (its visible area `view`, viewport pixels) holding a row per top, 40 px tall."""
+    rows, positions = [], []
+    for number, top in enumerate(tops):
+        item, box = row(number, top)
+        rows.append(item)
+        positions += box
+    box = ["div", ["scrollable", "40-60%"], "", "", rows, positions, view]
+    return FrameItems(key="", items=[box], positions=[view[0], view[1]])
+
+
+def test_a_scroll_box_marks_where_its_items_leave_its_view_and_come_back():
+    # Rows above the box's view, one straddling its top edge (in view), one inside, two below.
+    frames = {"": scroll_box([0, 60, 90, 120, 200, 260], [100, 180])}
+    assert stitch_tree(frames).text.splitlines() == [
+        '- div-0 (scrollable="40-60%")',
+        "  - (out of view above)",
+        "  - row", '    - text: "Row 0"', '    - button-0 "Button 0"',
+        "  - row", '    - text: "Row 1"', '    - button-1 "Button 1"',
+        "  - (in view)",
+        "  - row", '    - text: "Row 2"', '    - button-2 "Button 2"',
+        "  - row", '    - text: "Row 3"', '    - button-3 "Button 3"',
+        "  - (out of view below)",
+        "  - row", '    - text: "Row 4"', '    - button-4 "Button 4"',
+        "  - row", '    - text: "Row 5"', '    - button-5 "Button 5"',
+    ]
+
+
+def test_scroll_marks_and_a_budget_summary_stand_side_by_side():
+    # A budget keeps only the screen: the rows far below the box are summarised after the mark.
+    frames = {"": scroll_box([100, 140, 180, 5000, 5040], [90, 220])}
+    lines = stitch_tree(frames, budget=10, scroll=SCROLL).text.splitlines()
+    assert lines[-2:] == [
+        "  - (out of view below)",
+        "  - … 6 more elements below (2 interactive) — scroll div-0 down to see them",
+    ]
+    assert "  - (out of view above)" not in lines and "(in view)" not in "\n".join(lines)
