@@ -49,7 +49,9 @@
   // not a unit like a row or a card: its items stay in place instead of under a group line.
   const GROUP_MAX_ITEMS = 40;
   const NON_BLANK = /\S/;
-  const SPACE_FIRST = /^\s/, SPACE_LAST = /\s$/;  // text already set apart: no style to ask
+  // Text already set apart by a space needs no style asked (a char code: /\s$/ would scan the string).
+  const spaceFirst = (text) => text.charCodeAt(0) <= 32;
+  const spaceLast = (text) => text.charCodeAt(text.length - 1) <= 32;
   const CONTAINERS = {FORM: 'form', FIELDSET: 'fieldset', TABLE: 'table', TR: 'row', UL: 'list', OL: 'list',
     NAV: 'nav', DIALOG: 'dialog'};
   const ROLE_CONTAINERS = {dialog: 'dialog', alertdialog: 'dialog', alert: 'alert', status: 'status',
@@ -68,7 +70,7 @@
   function pushText(c, text, node) {
     if (c.open) {
       const gap = c.gap;
-      c.items[c.items.length - 1] += gap && (gap === true || (!SPACE_FIRST.test(text) && gapAfter(gap))) ? ' ' + text : text;
+      c.items[c.items.length - 1] += gap && (gap === true || (!spaceFirst(text) && gapAfter(gap))) ? ' ' + text : text;
       c.gap = false;
     } else if (NON_BLANK.test(text)) {
       c.items.push(text);
@@ -342,7 +344,7 @@
     const role = attrs ? el.getAttribute('role') : null;
     const inline = display.startsWith('inline');
     if (!inline) c.open = false;
-    else if (c.open && !SPACE_LAST.test(c.items[c.items.length - 1]) && gapBefore(style)) {
+    else if (c.open && !spaceLast(c.items[c.items.length - 1]) && gapBefore(style)) {
       c.gap = true;  // the page sets it apart: so does the text
     }
 
