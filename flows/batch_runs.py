@@ -6,6 +6,7 @@ batch.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -15,6 +16,7 @@ from webtask_core.listings import ListingRecord, load_task_template, photo_resou
 
 from flows.batch_models import ListingOutput, ListingResult
 from flows.batch_starts import SubflowStarts
+from flows.subflows import run_in_own_task
 
 __all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "FanOut", "PASSWORD_PLACEHOLDER"]
 
@@ -89,31 +91,31 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
     parameters = dict(job.parameters)
     if login_session_key:  # only then: a deployment made before the parameter existed still works
         parameters["login_session_key"] = login_session_key
+    key, name = f"{job.sku}-{job.content_hash[:12]}", f"listing {job.sku}"
     try:
         if fan_out == "deployments":
-            state, run_id = await _deployment_run(job, parameters, deployment=deployment, batch_id=batch_id)
-        else:
-            state, run_id = await _subflow_run(job, parameters, starts)
-        return await _result_from_state(job, state, run_id)
+            return await run_in_own_task(key, name, lambda: _deployment_result(
+                job, parameters, deployment=deployment, batch_id=batch_id))
+
+        def start() -> Awaitable[ListingResult]:
+            return run_in_own_task(key, name, lambda: _subflow_result(job, parameters))
+
+        return await (starts.run(start) if starts is not None else start())
     except Exception as exc:  # one listing's failure is its own result; the batch goes on
         logger.error("Listing %s failed: %s: %s", job.sku, type(exc).__name__, exc, exc_info=exc)
         return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
                              content_hash=job.content_hash)
 
 
-async def _subflow_run(job: ListingJob, parameters: dict[str, Any],
-                       starts: SubflowStarts | None) -> tuple[Any, str | None]:
+async def _subflow_result(job: ListingJob, parameters: dict[str, Any]) -> ListingResult:
     from flows.webtask_flow import run_webtask
 
-    def start() -> Any:
-        return run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
-
-    state = await (starts.run(start) if starts is not None else start())
-    return state, _run_id(state)
+    state = await run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
+    return await _result_from_state(job, state, _run_id(state))
 
 
-async def _deployment_run(job: ListingJob, parameters: dict[str, Any], *, deployment: str,
-                          batch_id: str) -> tuple[Any, str | None]:
+async def _deployment_result(job: ListingJob, parameters: dict[str, Any], *, deployment: str,
+                             batch_id: str) -> ListingResult:
     from prefect.deployments import arun_deployment
 
     flow_run = await arun_deployment(
@@ -126,7 +128,7 @@ async def _deployment_run(job: ListingJob, parameters: dict[str, Any], *, deploy
         poll_interval=1,
         tags=["batch-listing-upload"],
     )
-    return flow_run.state, str(flow_run.id)
+    return await _result_from_state(job, flow_run.state, str(flow_run.id))
 
 
 def _run_id(state: Any) -> str | None:
@@ -141,7 +143,11 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) ->
         name = state.name if state is not None else "no state"
         return ListingResult(sku=job.sku, status="error", feedback=f"the run ended {name}",
                              flow_run_id=run_id, content_hash=job.content_hash)
-    outcome = await webtask_result(state)  # raises the run's own error when it broke
+    try:
+        outcome = await webtask_result(state)  # raises the run's own error when it broke
+    except Exception as exc:  # bad input, a missing S3 object, the model API down: the row says which run
+        return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
+                             flow_run_id=run_id, content_hash=job.content_hash)
     result = ListingResult(
         sku=job.sku, status=outcome.status.value, feedback=outcome.feedback, steps=outcome.steps,
         tokens=outcome.tokens, usage=outcome.usage, flow_run_id=outcome.flow_run_id or run_id,
