@@ -152,7 +152,8 @@ def stored_login_problem(stored: StoredSession | None, *, site_url: str, max_age
 
 
 async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
-                             starts: SubflowStarts | None = None) -> "asyncio.Future[str | None]":
+                             starts: SubflowStarts | None = None,
+                             labels: dict[str, str] | None = None) -> "asyncio.Future[str | None]":
     """Make sure a usable login will be stored under ``plan.session_key``.
 
     Reads the stored login first (a session store that cannot be read fails the batch here, before
@@ -182,6 +183,7 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     logger.info("Logging in once for the batch: %s", problem)
     # A fresh login task, not one continuing the last login's conversation (that would grow nightly).
     await asyncio.to_thread(store.delete, key)
+    plan = plan.model_copy(update={"parameters": {**plan.parameters, "labels": {**(labels or {}), "name": "login"}}})
     return asyncio.ensure_future(_log_in(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                          starts=starts))
 

@@ -79,11 +79,15 @@ def plan_jobs(
 
 
 async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str,
-                      login_session_key: str | None = None, starts: SubflowStarts | None = None) -> ListingResult:
+                      login_session_key: str | None = None, starts: SubflowStarts | None = None,
+                      labels: dict[str, str] | None = None) -> ListingResult:
     """Run one listing to its end and describe the outcome; errors of the run become results.
 
     ``login_session_key``: the batch's shared login, whose cookies the listing's browser starts with.
     ``starts``: in-process subflow runs are started one at a time through it.
+    ``labels``: the batch's labels (its flow run); the listing's SKU is added.
+    A listing that ends in error without its run having said so (it crashed, never started, or
+    reported another SKU) emits ``webtask.task.error`` here.
     """
     from prefect import get_run_logger
 
@@ -91,6 +95,7 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
     parameters = dict(job.parameters)
     if login_session_key:  # only then: a deployment made before the parameter existed still works
         parameters["login_session_key"] = login_session_key
+    parameters["labels"] = {**(labels or {}), "sku": job.sku}
     key, name = f"{job.sku}-{job.content_hash[:12]}", f"listing {job.sku}"
     try:
         if fan_out == "deployments":
@@ -103,15 +108,14 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
         return await (starts.run(start) if starts is not None else start())
     except Exception as exc:  # one listing's failure is its own result; the batch goes on
         logger.error("Listing %s failed: %s: %s", job.sku, type(exc).__name__, exc, exc_info=exc)
-        return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
-                             content_hash=job.content_hash)
+        return _unreported_error(job, parameters, f"{type(exc).__name__}: {exc}", run_id=None)
 
 
 async def _subflow_result(job: ListingJob, parameters: dict[str, Any]) -> ListingResult:
     from flows.webtask_flow import run_webtask
 
     state = await run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
-    return await _result_from_state(job, state, _run_id(state))
+    return await _result_from_state(job, state, _run_id(state), parameters)
 
 
 async def _deployment_result(job: ListingJob, parameters: dict[str, Any], *, deployment: str,
@@ -128,7 +132,7 @@ async def _deployment_result(job: ListingJob, parameters: dict[str, Any], *, dep
         poll_interval=1,
         tags=["batch-listing-upload"],
     )
-    return await _result_from_state(job, flow_run.state, str(flow_run.id))
+    return await _result_from_state(job, flow_run.state, str(flow_run.id), parameters)
 
 
 def _run_id(state: Any) -> str | None:
@@ -136,16 +140,17 @@ def _run_id(state: Any) -> str | None:
     return str(run_id) if run_id else None
 
 
-async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) -> ListingResult:
+async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
+                             parameters: dict[str, Any]) -> ListingResult:
     from flows.webtask_result import webtask_result
 
-    if state is None or not state.is_final():
+    if state is None or not state.is_final() or state.is_crashed() or state.is_cancelled():
         name = state.name if state is not None else "no state"
-        return ListingResult(sku=job.sku, status="error", feedback=f"the run ended {name}",
-                             flow_run_id=run_id, content_hash=job.content_hash)
+        message = f": {state.message}" if state is not None and state.message else ""
+        return _unreported_error(job, parameters, f"the run ended {name}{message}", run_id=run_id)
     try:
         outcome = await webtask_result(state)  # raises the run's own error when it broke
-    except Exception as exc:  # bad input, a missing S3 object, the model API down: the row says which run
+    except Exception as exc:  # bad input, a missing S3 object, the model API down: the run emitted it
         return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
                              flow_run_id=run_id, content_hash=job.content_hash)
     result = ListingResult(
@@ -158,10 +163,24 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) ->
     try:
         output = ListingOutput.model_validate(outcome.output)
     except ValidationError as exc:
-        return result.model_copy(update={"status": "error", "feedback": f"the task completed without a listing URL: {exc}"})
+        return _unreported_error(job, parameters, f"the task completed without a listing URL: {exc}",
+                                 run_id=result.flow_run_id, like=result)
     if output.sku.strip().casefold() != job.sku.casefold():
-        return result.model_copy(update={
-            "status": "error", "listing_url": output.listing_url,
-            "feedback": f"the task reported SKU {output.sku!r}, not {job.sku!r}: {outcome.feedback}",
-        })
+        return _unreported_error(
+            job, parameters, f"the task reported SKU {output.sku!r}, not {job.sku!r}: {outcome.feedback}",
+            run_id=result.flow_run_id, like=result.model_copy(update={"listing_url": output.listing_url}))
     return result.model_copy(update={"listing_url": output.listing_url})
+
+
+def _unreported_error(job: ListingJob, parameters: dict[str, Any], feedback: str, *, run_id: str | None,
+                      like: ListingResult | None = None) -> ListingResult:
+    """An error result for a listing whose run did not report it, and its ``webtask.task.error`` event."""
+    from flows.events import emit_task_event
+
+    emit_task_event("error", task=parameters["task"], reason=feedback, flow_run_id=run_id,
+                    max_steps=parameters.get("max_steps"), labels=parameters.get("labels"),
+                    steps_used=like.steps if like is not None else None)
+    if like is not None:
+        return like.model_copy(update={"status": "error", "feedback": feedback})
+    return ListingResult(sku=job.sku, status="error", feedback=feedback, flow_run_id=run_id,
+                         content_hash=job.content_hash)
