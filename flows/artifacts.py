@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from webtask_core.session import Step, ToolCallRecord
 
 if TYPE_CHECKING:
-    from .webtask_result import WebtaskResult
+    from .run_result import WebtaskResult
 
 __all__ = [
     "SecretMasker",

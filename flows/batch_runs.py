@@ -137,7 +137,7 @@ def _run_id(state: Any) -> str | None:
 
 
 async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) -> ListingResult:
-    from flows.webtask_result import webtask_result
+    from flows.run_result import webtask_result
 
     if state is None or not state.is_final():
         name = state.name if state is not None else "no state"

@@ -48,7 +48,7 @@ from .events import emit_task_event
 from .resources import downloaded_resources
 from .session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from .steps import StepRun, step_task
-from .webtask_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+from .run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
 __all__ = ["run_webtask", "load_secrets"]
 
@@ -86,7 +86,7 @@ async def run_webtask(
         block_requests: with ``allowed_domains``, also block the page's own requests to other hosts.
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
-    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
+    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.run_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()
