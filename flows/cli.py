@@ -55,12 +55,13 @@ def services(
     from rich.console import Console
 
     from flows.services import ServicesOptions, run_services
+    from webtask_core.errors import ConfigError
 
     console = Console(stderr=True)
     options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port)
     try:
         run_services(options, say=lambda line: typer.echo(line),
                      note=lambda text: console.print(text, soft_wrap=True, markup=False, highlight=False))
-    except RuntimeError as error:  # a port in use
+    except ConfigError as error:  # a port in use
         console.print(f"error: {error}", markup=False)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None

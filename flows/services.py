@@ -14,11 +14,13 @@ import signal
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ServicesOptions", "Services", "run_services", "OFFLINE_API_KEY"]
+from webtask_core.errors import ConfigError
+
+__all__ = ["ServicesOptions", "Services", "running_services", "run_services", "OFFLINE_API_KEY"]
 
 OFFLINE_API_KEY = "offline-services"  # the fake server accepts any key; the SDK insists on one
 
@@ -71,10 +73,17 @@ def running_services(options: ServicesOptions) -> Iterator[Services]:
     owned = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if owned else Path(options.workdir)
     try:
-        workdir.mkdir(parents=True, exist_ok=True)
-        write_demo_manifest(workdir, options.listings)
-        with FakeAnthropicServer(MarketplaceListingPolicy(), port=options.model_port) as model, \
-                Marketplace(users={DEMO_USER: DEMO_PASSWORD}, port=options.site_port) as shop:
+        with ExitStack() as stack:
+            try:
+                model = stack.enter_context(FakeAnthropicServer(MarketplaceListingPolicy(), port=options.model_port))
+            except OSError as error:  # the port is taken
+                raise ConfigError("model_port", f"cannot listen on 127.0.0.1:{options.model_port}: {error}") from None
+            try:
+                shop = stack.enter_context(Marketplace(users={DEMO_USER: DEMO_PASSWORD}, port=options.site_port))
+            except RuntimeError as error:
+                raise ConfigError("site_port", str(error)) from None
+            workdir.mkdir(parents=True, exist_ok=True)
+            write_demo_manifest(workdir, options.listings)
             yield Services(model_url=model.base_url, site_url=shop.url("/listings"), workdir=workdir)
     finally:
         if owned:

@@ -63,3 +63,19 @@ def test_services_serve_the_model_and_the_site_until_ctrl_c(tmp_path: Path):
     with pytest.raises(httpx.ConnectError):
         httpx.get(exports["ANTHROPIC_BASE_URL"], timeout=5)
     assert (tmp_path / "kit" / "manifest.jsonl").is_file()  # a --workdir is the user's: kept
+
+
+def test_a_port_in_use_is_refused_naming_its_option(tmp_path: Path):
+    import socket
+
+    from flows.services import ServicesOptions, running_services
+    from webtask_core.errors import ConfigError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for option in ("model_port", "site_port"):
+            with pytest.raises(ConfigError, match=f"{option}: .*127.0.0.1:{port}"):
+                with running_services(ServicesOptions(workdir=tmp_path / option, **{option: port})):
+                    pass
