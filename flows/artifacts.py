@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from webtask_core.session import Step, ToolCallRecord
 
 if TYPE_CHECKING:
+    from .run_result import WebtaskResult
     from .screenshots import ScreenshotStore
-    from .webtask_result import WebtaskResult
 
 __all__ = [
     "SecretMasker",

@@ -142,7 +142,7 @@ def _run_id(state: Any) -> str | None:
 
 async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
                              parameters: dict[str, Any]) -> ListingResult:
-    from flows.webtask_result import webtask_result
+    from flows.run_result import webtask_result
 
     if state is None or not state.is_final() or state.is_crashed() or state.is_cancelled():
         name = state.name if state is not None else "no state"

@@ -49,7 +49,7 @@ from .resources import downloaded_resources
 from .screenshots import screenshot_store_from_env
 from .session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from .steps import StepRun, step_task
-from .webtask_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+from .run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
 __all__ = ["run_webtask", "load_secrets"]
 
@@ -106,7 +106,7 @@ async def run_webtask(
             batch's run), ``name`` (what to call the task in alerts); other keys go in the payload.
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
-    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
+    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.run_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()

@@ -47,9 +47,9 @@ class Processes:
         self.env, self.logs = env, logs
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    def start(self, name: str, *args: str, cwd: Path = PROJECT) -> subprocess.Popen[bytes]:
         log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
-        process = subprocess.Popen(args, env=self.env, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(args, env=self.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         self.started.append(process)
         return process

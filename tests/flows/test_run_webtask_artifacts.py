@@ -14,7 +14,7 @@ from flows.artifacts import (
     summary_artifact_key,
     summary_markdown,
 )
-from flows.webtask_result import WebtaskResult
+from flows.run_result import WebtaskResult
 from webtask_core.llm.types import Usage
 from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerStatus
 

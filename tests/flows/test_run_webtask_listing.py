@@ -21,7 +21,7 @@ from flow_helpers import (
 )
 
 from flows.webtask_flow import run_webtask
-from flows.webtask_result import WebtaskResult, webtask_result
+from flows.run_result import WebtaskResult, webtask_result
 from flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
 from webtask_core.session import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy
