@@ -37,10 +37,10 @@ __all__ = [
 
 _WHERE = {
     "run_webtask": "flows.webtask_flow",
-    "WebtaskResult": "flows.webtask_result",
-    "WebtaskFailed": "flows.webtask_result",
-    "StepTiming": "flows.webtask_result",
-    "webtask_result": "flows.webtask_result",
+    "WebtaskResult": "flows.run_result",
+    "WebtaskFailed": "flows.run_result",
+    "StepTiming": "flows.run_result",
+    "webtask_result": "flows.run_result",
     "batch_listing_upload": "flows.batch",
     "BatchFailed": "flows.batch",
     "batch_results": "flows.batch",
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
     from flows.settings import WebtaskSettings
     from flows.webtask_flow import run_webtask
-    from flows.webtask_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result
+    from flows.run_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from webtask_core.session import Step, ToolCallRecord
 
 if TYPE_CHECKING:
-    from .webtask_result import WebtaskResult
+    from .run_result import WebtaskResult
+    from .screenshots import ScreenshotStore
 
 __all__ = [
     "SecretMasker",
@@ -55,13 +56,22 @@ class SecretMasker:
         return text
 
 
-def summary_artifact_key(session_key: str | None, flow_name: str) -> str:
-    """``webtask-summary-<slug>``; a short hash keeps keys distinct when the slug lost characters."""
-    source = session_key or flow_name
+def summary_artifact_key(session_key: str | None, sku: str | None = None) -> str | None:
+    """``webtask-summary-<session key>``; a batch's listing: ``webtask-listing-<sku>``; else None.
+
+    Keyed summaries version one artifact per session or listing, so its history is the run history;
+    a run with neither keeps its summary to itself (one shared key would mix unrelated runs). A
+    short hash keeps keys distinct when the slug lost characters."""
+    if session_key:
+        prefix, source = "webtask-summary", session_key
+    elif sku:
+        prefix, source = "webtask-listing", sku
+    else:
+        return None
     slug = re.sub(r"[^a-z0-9]+", "-", source.lower()).strip("-")[:_MAX_KEY_SLUG_CHARS].strip("-") or "run"
     if slug != source:
         slug += "-" + hashlib.sha1(source.encode()).hexdigest()[:6]
-    key = f"webtask-summary-{slug}"
+    key = f"{prefix}-{slug}"
     assert ARTIFACT_KEY_PATTERN.fullmatch(key), key
     return key
 
@@ -98,8 +108,10 @@ def _tokens(step_or_usage: Any) -> str:
             f"cache read {usage.cache_read_tokens} · cache write {usage.cache_write_tokens}")
 
 
-def step_markdown(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1) -> str:
-    """The step artifact: the page, what the model said, each action and its result, a thumbnail."""
+def step_markdown(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1,
+                  image_url: str | None = None) -> str:
+    """The step artifact: the page, what the model said, each action and its result, a thumbnail
+    (at ``image_url`` when the picture was stored elsewhere, else inline)."""
     mask = masker or SecretMasker()
     lines = [f"### Step {step.index}" + (f" — {_one_line(step.title)}" if step.title.strip() else ""), ""]
     lines += [f"Page: {_code(step.url)}", ""]
@@ -130,7 +142,9 @@ def step_markdown(step: Step, *, masker: SecretMasker | None = None, attempts: i
         + (f" · attempts {attempts}" if attempts > 1 else "")
     )
     text = mask("\n".join(lines))
-    if step.screenshot:  # base64 JPEG thumbnail from the worker; masked text first, the image after
+    if image_url:
+        text += f"\n\n![page at step {step.index}]({image_url})\n"
+    elif step.screenshot:  # base64 JPEG thumbnail from the worker; masked text first, the image after
         text += f"\n\n![page at step {step.index}](data:image/jpeg;base64,{step.screenshot})\n"
     return text
 
@@ -163,12 +177,13 @@ def summary_markdown(result: "WebtaskResult", *, task: str, masker: SecretMasker
     mask = masker or SecretMasker()
     status = result.status.value
     first_line = _clip(_one_line(task.strip().splitlines()[0] if task.strip() else ""), 200)
+    # What happened comes first: for a failed task, that is why it failed.
     lines = [
         f"## {_STATUS_MARK.get(status, '')} webtask {status}",
         "",
-        f"**Task**: {first_line}",
+        f"**{'Feedback' if result.ok else 'Why'}**: {_one_line(result.feedback) or '(none)'}",
         "",
-        f"**Feedback**: {_one_line(result.feedback) or '(none)'}",
+        f"**Task**: {first_line}",
         "",
         "| | |",
         "|---|---|",
@@ -191,13 +206,21 @@ def summary_markdown(result: "WebtaskResult", *, task: str, masker: SecretMasker
 # ---- publishing (inside an async flow / task: the a-prefixed functions) ----
 
 
-async def publish_step_artifact(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1) -> Any:
-    from prefect.artifacts import acreate_markdown_artifact
+async def publish_step_artifact(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1,
+                                screenshots: "ScreenshotStore | None" = None) -> Any:
+    """The step's markdown artifact; with a screenshot store, its picture is also an image artifact."""
+    from prefect.artifacts import acreate_image_artifact, acreate_markdown_artifact
+    from prefect.context import FlowRunContext
 
     mask = masker or SecretMasker()
     description = mask(_clip(f"Step {step.index}: {step.summary()}", 500))
+    image_url = None
+    context = FlowRunContext.get()
+    if screenshots is not None and step.screenshot and context is not None and context.flow_run is not None:
+        image_url = await screenshots.put(str(context.flow_run.id), step.index, step.screenshot)
+        await acreate_image_artifact(image_url, description=f"The page at step {step.index}")
     return await acreate_markdown_artifact(
-        step_markdown(step, masker=mask, attempts=attempts), key=None, description=description
+        step_markdown(step, masker=mask, attempts=attempts, image_url=image_url), key=None, description=description
     )
 
 
@@ -206,12 +229,13 @@ async def publish_run_artifacts(
     steps: Iterable[Step],
     *,
     task: str,
-    flow_name: str,
     attempts: Mapping[int, int] | None = None,
     task_ms: Mapping[int, float] | None = None,
     masker: SecretMasker | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> tuple[Any, Any]:
-    """The steps table (no key) and the summary (keyed per session / flow); returns their ids."""
+    """The steps table (no key) and the summary (keyed per session or listing, see
+    :func:`summary_artifact_key`); returns their ids."""
     from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 
     mask = masker or SecretMasker()
@@ -221,7 +245,7 @@ async def publish_run_artifacts(
     )
     summary_id = await acreate_markdown_artifact(
         summary_markdown(result, task=task, masker=mask),
-        key=summary_artifact_key(result.session_key, flow_name),
+        key=summary_artifact_key(result.session_key, (labels or {}).get("sku")),
         description=mask(_clip(f"webtask {result.status.value}: {_one_line(result.feedback)}", 500)),
     )
     return table_id, summary_id

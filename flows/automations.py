@@ -7,6 +7,7 @@ with the same name, so running it twice does not double the alerts.
 
     python -m flows.automations webhook-block webtask-alerts https://hooks.slack.com/services/...
     python -m flows.automations create deployments/automations/webtask-aborted.yaml
+    python -m flows.automations create deployments/automations     # every automation in the folder
 """
 
 from __future__ import annotations
@@ -42,8 +43,14 @@ WEBHOOK_JSON_TEMPLATE: dict[str, str] = {
 
 
 def read_automation_definitions(path: str | Path) -> list[dict[str, Any]]:
-    """The automation(s) in a YAML or JSON file: one object, a list, or ``{automations: [...]}``."""
+    """The automation(s) in a YAML or JSON file (one object, a list, or ``{automations: [...]}``),
+    or in every such file of a folder, in name order."""
     file = Path(path)
+    if file.is_dir():
+        files = sorted(p for p in file.iterdir() if p.suffix.lower() in (".yaml", ".yml", ".json"))
+        if not files:
+            raise ConfigError("automation file", f"{str(file)!r} holds no .yaml or .json files")
+        return [definition for each in files for definition in read_automation_definitions(each)]
     if not file.is_file():
         raise ConfigError("automation file", f"{str(file)!r} does not exist")
     text = file.read_text()
@@ -146,8 +153,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     hook.add_argument("name")
     hook.add_argument("url")
     hook.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
-    create = commands.add_parser("create", help="create or update the automations in a file")
-    create.add_argument("file")
+    create = commands.add_parser("create", help="create or update the automations in a file or folder")
+    create.add_argument("file", help="a .yaml/.json file, or a folder of them")
     create.add_argument("--block", default=None, metavar="SLUG/NAME", help="notification block to use")
     return parser.parse_args(argv)
 

@@ -26,6 +26,7 @@ from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed
 
 from webtask_core.errors import ConfigError
+from webtask_core.llm.anthropic import check_model_name
 from webtask_core.listings import ListingRecord
 
 from flows.batch_artifacts import BatchProgress, publish_summary, summary_line
@@ -35,6 +36,7 @@ from flows.batch_models import ListingResult
 from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
 from flows.batch_starts import SubflowStarts
 from flows.browser_runtime import SharedBrowser
+from flows.events import emit_batch_event
 from flows.manifest import BatchInput, load_batch_input
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
@@ -63,7 +65,24 @@ async def batch_results(state: Any) -> list[ListingResult]:
     return [ListingResult.model_validate(item) for item in value]
 
 
-@flow(name="batch-listing-upload", persist_result=True, validate_parameters=True)
+async def _emit_outcome(flow: Any, flow_run: Any, state: Any) -> None:
+    """The batch's completion and failure hook: ``webtask.batch.completed`` / ``webtask.batch.failed``."""
+    value = await state.aresult(raise_on_failure=False)
+    reason = None
+    if isinstance(value, BatchFailed):
+        results = value.results
+    elif isinstance(value, BaseException):  # the batch itself failed: a bad manifest, parameter, ledger
+        results, reason = [], f"{type(value).__name__}: {value}"
+    else:
+        results = [ListingResult.model_validate(item) for item in value]
+    parameters = flow_run.parameters or {}
+    source = parameters.get("manifest") or f"{len(parameters.get('listings') or [])} listing record(s)"
+    emit_batch_event(results, source=str(source), message=state.message or "", reason=reason,
+                     flow_run_id=flow_run.id, flow_run_name=flow_run.name)
+
+
+@flow(name="batch-listing-upload", persist_result=True, validate_parameters=True,
+      on_completion=[_emit_outcome], on_failure=[_emit_outcome])
 async def batch_listing_upload(
     site_url: str,
     username: str,
@@ -109,7 +128,8 @@ async def batch_listing_upload(
             (0: log in on every batch).
     """
     logger = get_run_logger()
-    _check_parameters(site_url, max_concurrency, fan_out)
+    _check_parameters(site_url, max_concurrency, fan_out, max_steps=max_steps, model=model)
+    await _check_password_secret(password_secret)
     batch = await load_batch_input(manifest, listings, skip_invalid=skip_invalid)
     jobs = plan_jobs(
         batch.listings, site_url=site_url, username=username, password_secret=password_secret,
@@ -153,17 +173,20 @@ async def batch_listing_upload(
 
     gate = asyncio.Semaphore(max_concurrency)
 
+    labels = _batch_labels()
+
     async def run_one(job: ListingJob, login_key: str | None) -> None:
         async with gate:
             result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
-                                       login_session_key=login_key, starts=starts)
+                                       login_session_key=login_key, starts=starts, labels=labels)
             # Recorded before the next listing may start: its start would wait on these writes anyway.
             if result.status == "completed":
                 await _remember(book, job, result)
             await settle(result)
 
     if pending and fan_out == "deployments":  # workers read the login from the store: submit once it is there
-        logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id)
+        logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
+                                             labels=labels)
         login_key = await logged_in
         await asyncio.gather(*(run_one(job, login_key) for job in pending))
     elif pending:
@@ -171,7 +194,7 @@ async def batch_listing_upload(
         # start while the login runs and wait for it just before opening their context.
         async with SharedBrowser() as shared:
             logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
-                                                 starts=starts)
+                                                 starts=starts, labels=labels)
             try:
                 with announce_login(login.session_key, logged_in):
                     await asyncio.gather(*(run_one(job, login.session_key) for job in pending))
@@ -183,16 +206,39 @@ async def batch_listing_upload(
 
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
     await publish_summary(batch.artifact_key, ordered, source=batch.source)
-    return _final_state(ordered, total, invalid=len(batch.problems))
+    return _final_state(ordered, total, invalid=len({problem.row for problem in batch.problems}))
 
 
-def _check_parameters(site_url: str, max_concurrency: int, fan_out: str) -> None:
+def _check_parameters(site_url: str, max_concurrency: int, fan_out: str, *, max_steps: int, model: str | None) -> None:
+    """Once, before any listing: a parameter every listing would fail on fails the batch instead."""
     if not isinstance(site_url, str) or not site_url.startswith(("http://", "https://")):
         raise ConfigError("site_url", f"{site_url!r} is not an http(s) URL")
-    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise ConfigError("max_concurrency", f"must be a positive integer, got {max_concurrency!r}")
+    for name, value in (("max_concurrency", max_concurrency), ("max_steps", max_steps)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(name, f"must be a positive integer, got {value!r}")
     if fan_out not in ("none", "deployments"):
         raise ConfigError("fan_out", f"must be 'none' or 'deployments', got {fan_out!r}")
+    if model is not None:
+        check_model_name(model)
+
+
+async def _check_password_secret(password_secret: str) -> None:
+    """The Secret block (or ``env:VARIABLE``) must exist and hold a password before any listing."""
+    from flows.batch_runs import PASSWORD_SECRET_NAME
+    from flows.webtask_flow import load_secrets
+
+    try:
+        await load_secrets({PASSWORD_SECRET_NAME: password_secret})
+    except ConfigError as exc:
+        raise ConfigError("password_secret", exc.problem) from None
+
+
+def _batch_labels() -> dict[str, str]:
+    """What the batch's runs carry into their events: the batch's flow run (id and name)."""
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return {}
+    return {"batch_flow_run_id": str(context.flow_run.id), "batch_name": context.flow_run.name}
 
 
 def _current_attempt_id() -> str:
@@ -230,10 +276,12 @@ async def _remember(book: ListingLedger, job: ListingJob, result: ListingResult)
 
 
 def _invalid_results(batch: BatchInput) -> list[ListingResult]:
-    return [
-        ListingResult(sku=f"row-{problem.row}", status="invalid", feedback=str(problem))
-        for problem in batch.problems
-    ]
+    """One result per invalid row, naming all of its problems."""
+    by_row: dict[int, list[str]] = {}
+    for problem in batch.problems:
+        by_row.setdefault(problem.row, []).append(str(problem))
+    return [ListingResult(sku=f"row-{row}", status="invalid", feedback="; ".join(found))
+            for row, found in sorted(by_row.items())]
 
 
 def _final_state(ordered: list[ListingResult], total: int, *, invalid: int) -> Any:

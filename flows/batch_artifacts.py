@@ -54,29 +54,42 @@ class BatchProgress:
 
 
 def summary_rows(results: Sequence[ListingResult]) -> list[dict[str, Any]]:
+    """One row per listing, the ones that did not complete first, each with what happened next to
+    its status: that is what someone opening the table after an alert looks for."""
+    ordered = sorted(results, key=lambda result: not (result.failed or result.status == "invalid"))
     rows = []
-    for result in results:
+    for result in ordered:
         feedback = result.feedback if len(result.feedback) <= _FEEDBACK_CHARS else result.feedback[: _FEEDBACK_CHARS - 1] + "…"
         rows.append({
             "sku": result.sku,
             "status": "completed (already done)" if result.skipped else result.status,
+            "feedback": feedback,
             "listing_url": result.listing_url or "",
             "steps": result.steps,
             "tokens": result.tokens,
             "fresh input tokens": result.fresh_input_tokens,
             "cached input tokens": result.usage.cache_read_tokens,
             "output tokens": result.usage.output_tokens,
-            "feedback": feedback,
             "flow_run_id": result.flow_run_id or "",
         })
     return rows
 
 
+def _failures_line(results: Sequence[ListingResult]) -> str:
+    failed = [result for result in results if result.failed or result.status == "invalid"]
+    if not failed:
+        return ""
+    shown = "; ".join(f"{result.sku} {result.status}: {result.feedback[:80]}" for result in failed[:5])
+    more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
+    return f"{len(failed)} did not complete — {shown}{more}. "
+
+
 async def publish_summary(key: str, results: Sequence[ListingResult], *, source: str) -> UUID:
-    """The summary table artifact of one batch run; its description totals the outcomes."""
+    """The summary table artifact of one batch run; its description names the failures first."""
     from prefect.artifacts import acreate_table_artifact
 
     return await acreate_table_artifact(
         table=summary_rows(results), key=key,
-        description=f"Batch listing upload of `{source}`: {summary_line(results, len(results))}",
+        description=(f"{_failures_line(results)}Batch listing upload of `{source}`: "
+                     f"{summary_line(results, len(results))}")[:2000],
     )

@@ -152,7 +152,8 @@ def stored_login_problem(stored: StoredSession | None, *, site_url: str, max_age
 
 
 async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
-                             starts: SubflowStarts | None = None) -> "asyncio.Future[str | None]":
+                             starts: SubflowStarts | None = None,
+                             labels: dict[str, str] | None = None) -> "asyncio.Future[str | None]":
     """Make sure a usable login will be stored under ``plan.session_key``.
 
     Reads the stored login first (a session store that cannot be read fails the batch here, before
@@ -182,6 +183,7 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     logger.info("Logging in once for the batch: %s", problem)
     # A fresh login task, not one continuing the last login's conversation (that would grow nightly).
     await asyncio.to_thread(store.delete, key)
+    plan = plan.model_copy(update={"parameters": {**plan.parameters, "labels": {**(labels or {}), "name": "login"}}})
     return asyncio.ensure_future(_log_in(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                          starts=starts))
 
@@ -192,17 +194,30 @@ async def _log_in(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: s
 
     logger = get_run_logger()
     try:
-        state = await _run_login(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id, starts=starts)
+        outcome = await _run_login(plan, fan_out=fan_out, deployment=deployment, batch_id=batch_id, starts=starts)
     except Exception as exc:  # the listings can still log in themselves; the login run shows why in the UI
         logger.warning("The shared login failed (%s: %s); every listing logs in itself", type(exc).__name__, exc,
                        exc_info=exc)
         return None
-    if state is None or not state.is_completed():
-        message = state.message if state is not None else "no state"
-        logger.warning("The shared login ended %s (%s); every listing logs in itself",
-                       state.name if state is not None else "without a state", message)
+    if not outcome.completed:
+        logger.warning("The shared login ended %s (%s); every listing logs in itself", outcome.state_name,
+                       outcome.message)
         return None
     return plan.session_key
+
+
+class LoginOutcome(BaseModel):
+    """How the login run ended (a plain value: the task it runs in must not return a State)."""
+
+    completed: bool
+    state_name: str
+    message: str | None = None
+
+    @classmethod
+    def of(cls, state: Any) -> "LoginOutcome":
+        if state is None:
+            return cls(completed=False, state_name="without a state")
+        return cls(completed=state.is_completed(), state_name=state.name, message=state.message)
 
 
 # In-process runs started while the batch's login still runs wait for it (see announce_login).
@@ -233,20 +248,29 @@ async def wait_for_announced_login(session_key: str) -> bool:
 
 
 async def _run_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
-                     starts: SubflowStarts | None) -> Any:
+                     starts: SubflowStarts | None) -> LoginOutcome:
+    from flows.subflows import run_in_own_task
+
     parameters = {**plan.parameters, "session_key": plan.session_key}
     if fan_out == "deployments":
         from prefect.deployments import arun_deployment
 
-        flow_run = await arun_deployment(
-            deployment, parameters=parameters, flow_run_name=LOGIN_RUN_NAME,
-            idempotency_key=f"{batch_id}-{LOGIN_RUN_NAME}", as_subflow=True, poll_interval=1,
-            tags=["batch-listing-upload"],
-        )
-        return flow_run.state
+        async def on_pool() -> LoginOutcome:
+            flow_run = await arun_deployment(
+                deployment, parameters=parameters, flow_run_name=LOGIN_RUN_NAME,
+                idempotency_key=f"{batch_id}-{LOGIN_RUN_NAME}", as_subflow=True, poll_interval=1,
+                tags=["batch-listing-upload"],
+            )
+            return LoginOutcome.of(flow_run.state)
+
+        return await run_in_own_task(LOGIN_RUN_NAME, LOGIN_RUN_NAME, on_pool)
     from flows.webtask_flow import run_webtask
 
+    async def in_process() -> LoginOutcome:
+        state = await run_webtask.with_options(flow_run_name=LOGIN_RUN_NAME)(**parameters, return_state=True)
+        return LoginOutcome.of(state)
+
     def start() -> Any:
-        return run_webtask.with_options(flow_run_name=LOGIN_RUN_NAME)(**parameters, return_state=True)
+        return run_in_own_task(LOGIN_RUN_NAME, LOGIN_RUN_NAME, in_process)
 
     return await (starts.run(start) if starts is not None else start())

@@ -6,6 +6,7 @@ batch.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -15,6 +16,7 @@ from webtask_core.listings import ListingRecord, load_task_template, photo_resou
 
 from flows.batch_models import ListingOutput, ListingResult
 from flows.batch_starts import SubflowStarts
+from flows.subflows import run_in_own_task
 
 __all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "FanOut", "PASSWORD_PLACEHOLDER"]
 
@@ -77,11 +79,15 @@ def plan_jobs(
 
 
 async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str,
-                      login_session_key: str | None = None, starts: SubflowStarts | None = None) -> ListingResult:
+                      login_session_key: str | None = None, starts: SubflowStarts | None = None,
+                      labels: dict[str, str] | None = None) -> ListingResult:
     """Run one listing to its end and describe the outcome; errors of the run become results.
 
     ``login_session_key``: the batch's shared login, whose cookies the listing's browser starts with.
     ``starts``: in-process subflow runs are started one at a time through it.
+    ``labels``: the batch's labels (its flow run); the listing's SKU is added.
+    A listing that ends in error without its run having said so (it crashed, never started, or
+    reported another SKU) emits ``webtask.task.error`` here.
     """
     from prefect import get_run_logger
 
@@ -89,31 +95,31 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
     parameters = dict(job.parameters)
     if login_session_key:  # only then: a deployment made before the parameter existed still works
         parameters["login_session_key"] = login_session_key
+    parameters["labels"] = {**(labels or {}), "sku": job.sku}
+    key, name = f"{job.sku}-{job.content_hash[:12]}", f"listing {job.sku}"
     try:
         if fan_out == "deployments":
-            state, run_id = await _deployment_run(job, parameters, deployment=deployment, batch_id=batch_id)
-        else:
-            state, run_id = await _subflow_run(job, parameters, starts)
-        return await _result_from_state(job, state, run_id)
+            return await run_in_own_task(key, name, lambda: _deployment_result(
+                job, parameters, deployment=deployment, batch_id=batch_id))
+
+        def start() -> Awaitable[ListingResult]:
+            return run_in_own_task(key, name, lambda: _subflow_result(job, parameters))
+
+        return await (starts.run(start) if starts is not None else start())
     except Exception as exc:  # one listing's failure is its own result; the batch goes on
         logger.error("Listing %s failed: %s: %s", job.sku, type(exc).__name__, exc, exc_info=exc)
-        return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
-                             content_hash=job.content_hash)
+        return _unreported_error(job, parameters, f"{type(exc).__name__}: {exc}", run_id=None)
 
 
-async def _subflow_run(job: ListingJob, parameters: dict[str, Any],
-                       starts: SubflowStarts | None) -> tuple[Any, str | None]:
+async def _subflow_result(job: ListingJob, parameters: dict[str, Any]) -> ListingResult:
     from flows.webtask_flow import run_webtask
 
-    def start() -> Any:
-        return run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
-
-    state = await (starts.run(start) if starts is not None else start())
-    return state, _run_id(state)
+    state = await run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
+    return await _result_from_state(job, state, _run_id(state), parameters)
 
 
-async def _deployment_run(job: ListingJob, parameters: dict[str, Any], *, deployment: str,
-                          batch_id: str) -> tuple[Any, str | None]:
+async def _deployment_result(job: ListingJob, parameters: dict[str, Any], *, deployment: str,
+                             batch_id: str) -> ListingResult:
     from prefect.deployments import arun_deployment
 
     flow_run = await arun_deployment(
@@ -126,7 +132,7 @@ async def _deployment_run(job: ListingJob, parameters: dict[str, Any], *, deploy
         poll_interval=1,
         tags=["batch-listing-upload"],
     )
-    return flow_run.state, str(flow_run.id)
+    return await _result_from_state(job, flow_run.state, str(flow_run.id), parameters)
 
 
 def _run_id(state: Any) -> str | None:
@@ -134,14 +140,19 @@ def _run_id(state: Any) -> str | None:
     return str(run_id) if run_id else None
 
 
-async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) -> ListingResult:
-    from flows.webtask_result import webtask_result
+async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
+                             parameters: dict[str, Any]) -> ListingResult:
+    from flows.run_result import webtask_result
 
-    if state is None or not state.is_final():
+    if state is None or not state.is_final() or state.is_crashed() or state.is_cancelled():
         name = state.name if state is not None else "no state"
-        return ListingResult(sku=job.sku, status="error", feedback=f"the run ended {name}",
+        message = f": {state.message}" if state is not None and state.message else ""
+        return _unreported_error(job, parameters, f"the run ended {name}{message}", run_id=run_id)
+    try:
+        outcome = await webtask_result(state)  # raises the run's own error when it broke
+    except Exception as exc:  # bad input, a missing S3 object, the model API down: the run emitted it
+        return ListingResult(sku=job.sku, status="error", feedback=f"{type(exc).__name__}: {exc}",
                              flow_run_id=run_id, content_hash=job.content_hash)
-    outcome = await webtask_result(state)  # raises the run's own error when it broke
     result = ListingResult(
         sku=job.sku, status=outcome.status.value, feedback=outcome.feedback, steps=outcome.steps,
         tokens=outcome.tokens, usage=outcome.usage, flow_run_id=outcome.flow_run_id or run_id,
@@ -152,10 +163,24 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None) ->
     try:
         output = ListingOutput.model_validate(outcome.output)
     except ValidationError as exc:
-        return result.model_copy(update={"status": "error", "feedback": f"the task completed without a listing URL: {exc}"})
+        return _unreported_error(job, parameters, f"the task completed without a listing URL: {exc}",
+                                 run_id=result.flow_run_id, like=result)
     if output.sku.strip().casefold() != job.sku.casefold():
-        return result.model_copy(update={
-            "status": "error", "listing_url": output.listing_url,
-            "feedback": f"the task reported SKU {output.sku!r}, not {job.sku!r}: {outcome.feedback}",
-        })
+        return _unreported_error(
+            job, parameters, f"the task reported SKU {output.sku!r}, not {job.sku!r}: {outcome.feedback}",
+            run_id=result.flow_run_id, like=result.model_copy(update={"listing_url": output.listing_url}))
     return result.model_copy(update={"listing_url": output.listing_url})
+
+
+def _unreported_error(job: ListingJob, parameters: dict[str, Any], feedback: str, *, run_id: str | None,
+                      like: ListingResult | None = None) -> ListingResult:
+    """An error result for a listing whose run did not report it, and its ``webtask.task.error`` event."""
+    from flows.events import emit_task_event
+
+    emit_task_event("error", task=parameters["task"], reason=feedback, flow_run_id=run_id,
+                    max_steps=parameters.get("max_steps"), labels=parameters.get("labels"),
+                    steps_used=like.steps if like is not None else None)
+    if like is not None:
+        return like.model_copy(update={"status": "error", "feedback": feedback})
+    return ListingResult(sku=job.sku, status="error", feedback=feedback, flow_run_id=run_id,
+                         content_hash=job.content_hash)

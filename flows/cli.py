@@ -41,3 +41,27 @@ def demo(
     typer.echo(json.dumps(outcome))
     if outcome["status"] != "completed":
         raise typer.Exit(1)
+
+
+@app.command("services")
+def services(
+    listings: int = typer.Option(4, "--listings", min=1, max=20, help="Listings in the demo manifest."),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the manifest, photos, ledger and sessions here."),
+    model_port: int = typer.Option(0, "--model-port", min=0, max=65535, help="Port of the offline model (0: a free one)."),
+    site_port: int = typer.Option(0, "--site-port", min=0, max=65535, help="Port of the demo marketplace (0: a free one)."),
+) -> None:
+    """The offline kit as services: the scripted model and the demo marketplace until Ctrl+C, with
+    the environment a separate `prefect worker` and `prefect deploy` need printed to export."""
+    from rich.console import Console
+
+    from flows.services import ServicesOptions, run_services
+    from webtask_core.errors import ConfigError
+
+    console = Console(stderr=True)
+    options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port)
+    try:
+        run_services(options, say=lambda line: typer.echo(line),
+                     note=lambda text: console.print(text, soft_wrap=True, markup=False, highlight=False))
+    except ConfigError as error:  # a port in use
+        console.print(f"error: {error}", markup=False)
+        raise typer.Exit(2) from None

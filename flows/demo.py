@@ -230,6 +230,7 @@ async def _wait_forever() -> None:
 
 def _where_to_look(console: Any, shop: Any, state: Any) -> None:
     from prefect.settings import PREFECT_API_URL, PREFECT_HOME
+    from prefect.utilities.urls import url_for
 
     colour = "green" if state.is_completed() else "red"
     console.print(f"[{colour}]batch-listing-upload: {state.name}[/{colour}] — {state.message}")
@@ -237,7 +238,9 @@ def _where_to_look(console: Any, shop: Any, state: Any) -> None:
     console.print(f"Listings page: {shop.url('/listings')} (log in as {DEMO_USER} / {DEMO_PASSWORD}; "
                   "the marketplace stops when the demo ends unless you pass --keep-open)", soft_wrap=True)
     if PREFECT_API_URL.value():
-        console.print(f"Prefect UI: the runs are on {PREFECT_API_URL.value()}", soft_wrap=True)
+        # The UI's address, not the API's: PREFECT_UI_URL, else the API URL without its /api.
+        run_url = url_for("flow-run", obj_id=state.state_details.flow_run_id)
+        console.print(f"Prefect UI: the batch run is at {run_url}", soft_wrap=True)
     else:
         console.print("Prefect UI: run", soft_wrap=True)
         # The venv's own prefect: a new user has not activated the virtual environment.

@@ -1,29 +1,59 @@
-"""Prefect events for task outcomes: ``webtask.task.completed``, ``.aborted`` and ``.max-steps``.
+"""Prefect events for what tasks and batches end as; the automations in ``deployments/automations``
+alert on them.
 
-The primary resource is ``webtask.task.<flow_run_id>``; the flow run is attached as a related
-resource (Prefect's events worker adds the flow, deployment and tags from the run context). The
-automation in ``deployments/automations/webtask-aborted.yaml`` matches these names.
+A task (one ``run-webtask`` run) ends with exactly one of:
+
+- ``webtask.task.completed`` / ``webtask.task.aborted`` / ``webtask.task.max-steps``: the agent's outcome;
+- ``webtask.task.failed``: the run itself failed — bad input, a missing S3 object or Secret, the model
+  API down beyond the retries — so the agent never reached an outcome;
+- ``webtask.task.error`` (emitted by a batch): a listing whose run ended without saying so itself —
+  it crashed or was cancelled, never started, or completed but reported another SKU.
+
+A batch ends with ``webtask.batch.completed`` or ``webtask.batch.failed``, with the counts and the
+SKUs that did not complete.
+
+The primary resource is ``webtask.task.<flow run id>`` (``webtask.batch.<flow run id>``), named
+after what a person recognises (``listing NIGHT-003``, the task's first line, the manifest). Related
+resources name the flow run, and — for a batch's listing — the listing (``webtask.listing.<SKU>``,
+role ``listing``) and the batch's flow run (role ``batch``), so an automation can match or show them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 from webtask_core.errors import ConfigError
 
-__all__ = ["TaskOutcome", "TASK_EVENT_NAMES", "task_event_name", "emit_task_event"]
+if TYPE_CHECKING:
+    from .batch_models import ListingResult
 
-TaskOutcome = Literal["completed", "aborted", "max_steps"]
+__all__ = [
+    "TaskOutcome",
+    "TASK_EVENT_NAMES",
+    "BATCH_EVENT_NAMES",
+    "task_event_name",
+    "emit_task_event",
+    "emit_batch_event",
+]
+
+TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
     "aborted": "webtask.task.aborted",
     "max_steps": "webtask.task.max-steps",
+    "failed": "webtask.task.failed",
+    "error": "webtask.task.error",
 }
+BATCH_EVENT_NAMES: dict[str, str] = {"completed": "webtask.batch.completed", "failed": "webtask.batch.failed"}
 
 # Long task descriptions and reasons are cut so an event stays far below Prefect's size limit.
 _MAX_TEXT_CHARS = 4000
+_MAX_NAME_CHARS = 80
+_MAX_LISTED_FAILURES = 50
 
 
 def task_event_name(status: str) -> str:
@@ -33,10 +63,10 @@ def task_event_name(status: str) -> str:
         raise ConfigError("status", f"{status!r} is not one of {sorted(TASK_EVENT_NAMES)}") from None
 
 
-def _clip(text: str | None) -> str | None:
-    if text is None or len(text) <= _MAX_TEXT_CHARS:
+def _clip(text: str | None, limit: int = _MAX_TEXT_CHARS) -> str | None:
+    if text is None or len(text) <= limit:
         return text
-    return text[: _MAX_TEXT_CHARS - 1] + "…"
+    return text[: limit - 1] + "…"
 
 
 def _current_flow_run() -> tuple[str | None, str | None]:
@@ -48,43 +78,70 @@ def _current_flow_run() -> tuple[str | None, str | None]:
     return str(context.flow_run.id), context.flow_run.name
 
 
+def task_display_name(task: str, labels: Mapping[str, str] | None) -> str:
+    """What a person calls this task in an alert: ``listing SKU``, a given name, else the task's first line."""
+    labels = labels or {}
+    if labels.get("sku"):
+        return f"listing {labels['sku']}"
+    if labels.get("name"):
+        return str(labels["name"])
+    return _clip((task.strip().splitlines() or ["webtask task"])[0], _MAX_NAME_CHARS) or "webtask task"
+
+
+def _related(run_id: str, run_name: str | None, labels: Mapping[str, str]) -> list[dict[str, str]]:
+    flow_run = {"prefect.resource.id": f"prefect.flow-run.{run_id}", "prefect.resource.role": "flow-run"}
+    if run_name:
+        flow_run["prefect.resource.name"] = run_name
+    related = [flow_run]
+    if labels.get("sku"):
+        related.append({"prefect.resource.id": f"webtask.listing.{labels['sku']}",
+                        "prefect.resource.role": "listing", "prefect.resource.name": labels["sku"]})
+    if labels.get("batch_flow_run_id"):
+        batch = {"prefect.resource.id": f"prefect.flow-run.{labels['batch_flow_run_id']}",
+                 "prefect.resource.role": "batch"}
+        if labels.get("batch_name"):
+            batch["prefect.resource.name"] = labels["batch_name"]
+        related.append(batch)
+    return related
+
+
 def emit_task_event(
     status: TaskOutcome,
     *,
     task: str,
     reason: str | None,
     flow_run_id: UUID | str | None = None,
+    flow_run_name: str | None = None,
     session_key: str | None = None,
     steps_used: int | None = None,
     max_steps: int | None = None,
+    labels: Mapping[str, str] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Any:
     """Emit the outcome event of one task; returns the ``prefect.events.Event`` (None when events
     are switched off). ``flow_run_id`` defaults to the current flow run; ``reason`` is the abort
-    reason or the feedback; ``extra`` adds payload fields (batch item, listing SKU, ...)."""
+    reason, the error or the feedback; ``labels`` are the run's ``labels`` parameter (``sku``,
+    ``batch_flow_run_id``, ``batch_name``, ``name``; every label is also in the payload); ``extra``
+    adds payload fields."""
     from prefect.events import emit_event
 
     name = task_event_name(status)
+    labels = {key: str(value) for key, value in (labels or {}).items() if value is not None}
     current_id, current_name = _current_flow_run()
     run_id = str(flow_run_id) if flow_run_id is not None else current_id
     if run_id is None:
         raise ConfigError("flow_run_id", "not given and not called inside a flow run")
+    run_name = flow_run_name or (current_name if run_id == current_id else None)
 
     resource = {
         "prefect.resource.id": f"webtask.task.{run_id}",
-        "prefect.resource.name": (task.strip().splitlines() or ["webtask task"])[0][:80],
+        "prefect.resource.name": task_display_name(task, labels),
         "webtask.status": status,
     }
     if session_key:
         resource["webtask.session-key"] = session_key
-    flow_run: dict[str, str] = {
-        "prefect.resource.id": f"prefect.flow-run.{run_id}",
-        "prefect.resource.role": "flow-run",
-    }
-    if current_name and run_id == current_id:
-        flow_run["prefect.resource.name"] = current_name
-
     payload: dict[str, Any] = {
+        **labels,
         "status": status,
         "task": _clip(task),
         "reason": _clip(reason),
@@ -94,4 +151,46 @@ def emit_task_event(
         if value is not None:
             payload[key] = value
     payload.update(extra or {})
-    return emit_event(event=name, resource=resource, related=[flow_run], payload=payload)
+    return emit_event(event=name, resource=resource, related=_related(run_id, run_name, labels), payload=payload)
+
+
+def emit_batch_event(
+    results: Sequence["ListingResult"], *, source: str, message: str, reason: str | None = None,
+    flow_run_id: UUID | str | None = None, flow_run_name: str | None = None,
+) -> Any:
+    """``webtask.batch.completed`` when every listing completed, else ``webtask.batch.failed`` with the
+    failed SKUs and why. ``reason``: the batch itself failed before or around its listings.
+    ``flow_run_id`` defaults to the current flow run (the batch's)."""
+    from prefect.events import emit_event
+
+    current_id, current_name = _current_flow_run()
+    run_id = str(flow_run_id) if flow_run_id is not None else current_id
+    if run_id is None:
+        raise ConfigError("flow_run_id", "not given and not called inside the batch's flow run")
+    run_name = flow_run_name or (current_name if run_id == current_id else None)
+    total = sum(1 for result in results if result.status != "invalid")
+    failed = [result for result in results if result.failed or result.status == "invalid"]
+    status = "failed" if failed or reason else "completed"
+    counts = Counter("already done" if result.skipped else result.status for result in results)
+    flow_run = {"prefect.resource.id": f"prefect.flow-run.{run_id}", "prefect.resource.role": "flow-run"}
+    if run_name:
+        flow_run["prefect.resource.name"] = run_name
+    payload: dict[str, Any] = {
+        "status": status,
+        "source": source,
+        "message": _clip(message),
+        "reason": _clip(reason),
+        "total": total,
+        "counts": dict(counts),
+        "failed_count": len(failed),
+        "failed_skus": [result.sku for result in failed],
+        "failed": [{"sku": r.sku, "status": r.status, "reason": _clip(r.feedback, 300), "flow_run_id": r.flow_run_id}
+                   for r in failed[:_MAX_LISTED_FAILURES]],
+        "flow_run_id": run_id,
+    }
+    resource = {
+        "prefect.resource.id": f"webtask.batch.{run_id}",
+        "prefect.resource.name": _clip(f"batch {run_name or run_id} ({source})", 200) or "batch",
+        "webtask.status": status,
+    }
+    return emit_event(event=BATCH_EVENT_NAMES[status], resource=resource, related=[flow_run], payload=payload)

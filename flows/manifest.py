@@ -21,6 +21,7 @@ from webtask_core.errors import ConfigError
 from webtask_core.listings import ListingRecord, ManifestError, RowProblem, parse_manifest, validate_listings
 from webtask_core.storage import is_s3_uri, parse_s3_uri
 
+from .resources import resource_problems
 from .settings import S3Source, resolve_s3_client
 
 __all__ = ["BatchInput", "read_manifest", "load_batch_input", "artifact_slug"]
@@ -100,9 +101,11 @@ async def load_batch_input(
     *,
     skip_invalid: bool = False,
     s3: S3Source = None,
+    check_photos: bool = True,
 ) -> BatchInput:
-    """Read and validate the batch's listings. Without ``skip_invalid``, any invalid row raises
-    :class:`ManifestError` listing every problem; with it, the problems are returned alongside."""
+    """Read and validate the batch's listings, and (``check_photos``) that every photo they name is
+    there. Without ``skip_invalid``, any invalid row raises :class:`ManifestError` listing every
+    problem; with it, the problems are returned alongside."""
     if (manifest is None) == (listings is None):
         raise ConfigError("manifest", "give either a manifest (s3:// URI or path) or listings, not both or neither")
     if manifest is not None:
@@ -122,6 +125,20 @@ async def load_batch_input(
         valid = rows.valid
         joined = "\n".join(f"{listing.sku}:{listing.content_hash()}" for listing in valid)
         source, digest = "listings", hashlib.sha256(joined.encode()).hexdigest()[:16]
-    if rows.problems and not skip_invalid:
-        raise ManifestError(source, rows.problems)
-    return BatchInput(source=source, listings=valid, problems=rows.problems, digest=digest)
+    problems = rows.problems + (await _photo_problems(valid, rows.rows, s3=s3) if check_photos else [])
+    if problems and not skip_invalid:
+        raise ManifestError(source, sorted(problems, key=lambda problem: problem.row))
+    bad_rows = {problem.row for problem in problems}
+    valid = [listing for listing in valid if rows.rows.get(listing.sku) not in bad_rows]
+    return BatchInput(source=source, listings=valid, problems=problems, digest=digest)
+
+
+async def _photo_problems(listings: list[ListingRecord], row_of: dict[str, int], *, s3: S3Source) -> list[RowProblem]:
+    """Every photo that is missing or unreadable, checked before any listing runs: a listing must
+    not fail half way for a photo after others were published."""
+    places = {f"{listing.sku}#{index}": (listing, index) for listing in listings for index in range(len(listing.photos))}
+    found = await resource_problems({key: listing.photos[index] for key, (listing, index) in places.items()}, s3=s3)
+    return [
+        RowProblem(row=row_of.get(places[key][0].sku, 0), field=f"photos.{places[key][1]}", message=problem)
+        for key, problem in found.items()
+    ]

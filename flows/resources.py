@@ -10,27 +10,31 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from webtask_core.errors import ConfigError, ResourceError, TransientError
+from webtask_core.scratch import owned_temp_folder, remove_stale_folders
 from webtask_core.storage import S3Location, is_s3_uri, parse_s3_uri, path_inside, safe_file_name
 
 from .settings import S3Source, resolve_s3_client
 
-__all__ = ["fetch_resources", "resource_folder", "downloaded_resources"]
+__all__ = ["fetch_resources", "resource_problems", "resource_folder", "downloaded_resources"]
 
 # S3 requests in flight at once (HEAD checks and downloads).
 _PARALLEL_REQUESTS = 4
+_FOLDER_PREFIX = "webtask-resources-"
 
 
 @contextmanager
 def resource_folder(*, parent: str | Path | None = None) -> Iterator[Path]:
-    """A fresh temporary folder, removed on exit whether the block succeeded or failed."""
-    folder = Path(tempfile.mkdtemp(prefix="webtask-resources-", dir=parent))
+    """A fresh temporary folder, removed on exit whether the block succeeded or failed. Folders a
+    killed run left behind are removed first (see webtask_core.scratch)."""
+    remove_stale_folders(_FOLDER_PREFIX, parent=parent)
+    folder = owned_temp_folder(_FOLDER_PREFIX, parent=parent)
     try:
         yield folder
     finally:
@@ -88,6 +92,53 @@ def _destination(dest_dir: Path, resource_name: str, key: str, used: set[str]) -
         raise ResourceError(resource_name, str(exc)) from exc
 
 
+async def resource_problems(resources: Mapping[str, str | Path], *, s3: S3Source = None) -> dict[str, str]:
+    """Name -> why it cannot be used, for every resource that is missing or unreadable (local files
+    checked on disk, S3 objects with a HEAD request); empty when all are there. Nothing is downloaded.
+    Raises :class:`TransientError` when S3 cannot be reached."""
+    checked = await _check(resources, s3=s3)
+    return checked.problems
+
+
+@dataclass
+class _Checked:
+    """What checking a set of resources found (and the S3 client it made, for the downloads)."""
+
+    locals: dict[str, Path] = field(default_factory=dict)
+    remotes: dict[str, S3Location] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    client: Any = None
+
+
+async def _check(resources: Mapping[str, str | Path], *, s3: S3Source) -> _Checked:
+    checked = _Checked()
+    for name, value in resources.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ResourceError(str(name), "resource names must be non-empty strings")
+        text = str(value)
+        if is_s3_uri(text):
+            try:
+                checked.remotes[name] = parse_s3_uri(text)
+            except ConfigError as exc:
+                checked.problems[name] = exc.problem
+        else:
+            path = Path(text).expanduser().absolute()
+            checked.locals[name] = path
+            if problem := _local_problem(path):
+                checked.problems[name] = problem
+
+    checked.client = client = await resolve_s3_client(s3) if checked.remotes else None
+    gate = asyncio.Semaphore(_PARALLEL_REQUESTS)
+
+    async def head(name: str, location: S3Location) -> None:
+        async with gate:
+            if problem := await _head_problem(client, location):
+                checked.problems[name] = problem
+
+    await asyncio.gather(*(head(n, loc) for n, loc in checked.remotes.items()))
+    return checked
+
+
 async def fetch_resources(
     resources: Mapping[str, str | Path], dest_dir: str | Path, *, s3: S3Source = None
 ) -> dict[str, Path]:
@@ -104,36 +155,11 @@ async def fetch_resources(
     dest = Path(dest_dir)
     if not dest.is_dir():
         raise ConfigError("dest_dir", f"{str(dest)!r} is not an existing folder")
-
-    locals_: dict[str, Path] = {}
-    remotes: dict[str, S3Location] = {}
-    problems: dict[str, str] = {}
-    for name, value in resources.items():
-        if not isinstance(name, str) or not name.strip():
-            raise ResourceError(str(name), "resource names must be non-empty strings")
-        text = str(value)
-        if is_s3_uri(text):
-            try:
-                remotes[name] = parse_s3_uri(text)
-            except ConfigError as exc:
-                problems[name] = exc.problem
-        else:
-            path = Path(text).expanduser().absolute()
-            locals_[name] = path
-            if problem := _local_problem(path):
-                problems[name] = problem
-
-    client = await resolve_s3_client(s3) if remotes else None
+    checked = await _check(resources, s3=s3)
+    if checked.problems:
+        _raise_for(checked.problems)
+    remotes, locals_, client = checked.remotes, checked.locals, checked.client
     gate = asyncio.Semaphore(_PARALLEL_REQUESTS)
-
-    async def check(name: str, location: S3Location) -> None:
-        async with gate:
-            if problem := await _head_problem(client, location):
-                problems[name] = problem
-
-    await asyncio.gather(*(check(n, loc) for n, loc in remotes.items()))
-    if problems:
-        _raise_for(problems)
 
     used: set[str] = set()
     targets = {name: _destination(dest, name, loc.key, used) for name, loc in remotes.items()}

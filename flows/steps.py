@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from webtask_core.worker import Worker
 
     from .browser_runtime import BrowserRuntime
+    from .screenshots import ScreenshotStore
 
 __all__ = [
     "StepRun",
@@ -62,12 +63,14 @@ class StepRun:
         *,
         masker: SecretMasker | None = None,
         artifacts: bool = True,
+        screenshots: "ScreenshotStore | None" = None,
     ):
         self.worker = worker
         self.ctx = ctx
         self.browser = browser
         self.masker = masker or SecretMasker()
         self.artifacts = artifacts
+        self.screenshots = screenshots  # where step pictures get a URL (None: inline in the markdown)
         self.attempts: dict[int, int] = {}  # step index -> task attempts (1 = no retry)
         # step index -> milliseconds spent in the task outside Worker.step (last attempt)
         self.bookkeeping_ms: dict[int, dict[str, float]] = {}
@@ -135,7 +138,8 @@ async def run_step(run: StepRun, index: int) -> Step:
     await run.browser.snapshot()
     artifact_started = time.perf_counter()
     if run.artifacts:
-        await publish_step_artifact(step, masker=run.masker, attempts=run.attempts[index])
+        await publish_step_artifact(step, masker=run.masker, attempts=run.attempts[index],
+                                    screenshots=run.screenshots)
     done = time.perf_counter()
     run.bookkeeping_ms[index] = {
         "snapshot": round((artifact_started - snapshot_started) * 1000.0, 2),

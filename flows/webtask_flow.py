@@ -46,13 +46,29 @@ from .batch_starts import note_run_started
 from .browser_runtime import BrowserRuntime
 from .events import emit_task_event
 from .resources import downloaded_resources
+from .screenshots import screenshot_store_from_env
 from .session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from .steps import StepRun, step_task
-from .webtask_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+from .run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
 __all__ = ["run_webtask", "load_secrets"]
 
-@flow(name="run-webtask", persist_result=True, validate_parameters=True)
+def _emit_failed(flow: Any, flow_run: Any, state: Any) -> None:
+    """Prefect's on_failure hook: a run that failed before the agent reached an outcome (bad input,
+    a missing S3 object, the model API down) emits ``webtask.task.failed``; Aborted and MaxSteps
+    emitted their own event from the body."""
+    if state.name in FAILED_STATE_NAMES.values():
+        return
+    parameters = flow_run.parameters or {}
+    labels = parameters.get("labels")
+    emit_task_event(
+        "failed", task=str(parameters.get("task") or ""), reason=state.message, flow_run_id=flow_run.id,
+        flow_run_name=flow_run.name, session_key=parameters.get("session_key"),
+        max_steps=parameters.get("max_steps"), labels=labels if isinstance(labels, dict) else None,
+    )
+
+
+@flow(name="run-webtask", persist_result=True, validate_parameters=True, on_failure=[_emit_failed])
 async def run_webtask(
     task: str,
     start_url: str | None = None,
@@ -65,6 +81,7 @@ async def run_webtask(
     secrets: dict[str, str] | None = None,
     login_session_key: str | None = None,
     block_requests: bool = False,
+    labels: dict[str, str] | None = None,
 ) -> WebtaskResult:
     """Run one web task with the agent.
 
@@ -84,14 +101,18 @@ async def run_webtask(
             login another run saved): read only — no lock, no conversation, nothing saved back. Used
             when ``session_key`` brings no storage state of its own; a missing key is only a warning.
         block_requests: with ``allowed_domains``, also block the page's own requests to other hosts.
+        labels: what this run is part of, carried into its events and summary artifact: ``sku`` (a
+            listing: its summary is keyed by it), ``batch_flow_run_id`` and ``batch_name`` (the
+            batch's run), ``name`` (what to call the task in alerts); other keys go in the payload.
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
-    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.webtask_result`.
+    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.run_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()
     allowed = _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key,
-                                model=model, output_schema=output_schema)
+                                model=model, output_schema=output_schema, labels=labels)
+    screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
     secret_values = await load_secrets(secrets)
     masker = SecretMasker(secret_values)
     scrubber = SecretValues(secret_values)
@@ -102,7 +123,6 @@ async def run_webtask(
     )
     run_context = FlowRunContext.get()
     flow_run_id = str(run_context.flow_run.id) if run_context and run_context.flow_run else None
-    flow_name = run_context.flow.name if run_context and run_context.flow else "run-webtask"
 
     async with AsyncExitStack() as stack:
         previous: WorkerSession | None = None
@@ -133,7 +153,7 @@ async def run_webtask(
                            previous_session=previous)
 
         await browser.open(start_url or last_url)
-        step_run = StepRun(worker, ctx, browser, masker=masker)
+        step_run = StepRun(worker, ctx, browser, masker=masker, screenshots=screenshots)
         run_step = step_task()
         task_ms: dict[int, float] = {}
         while not ctx.finished:
@@ -160,10 +180,10 @@ async def run_webtask(
 
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches)
-    await publish_run_artifacts(result, session.steps, task=task, flow_name=flow_name,
-                                attempts=step_run.attempts, task_ms=task_ms, masker=masker)
+    await publish_run_artifacts(result, session.steps, task=task,
+                                attempts=step_run.attempts, task_ms=task_ms, masker=masker, labels=labels)
     emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
-                    steps_used=result.steps, max_steps=result.max_steps)
+                    steps_used=result.steps, max_steps=result.max_steps, labels=labels)
     logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, masker(result.feedback))
     if result.ok:
         return Completed(message=result.feedback, data=result)  # type: ignore[return-value]
@@ -182,11 +202,14 @@ def _check_parameters(
     *,
     model: str | None = None,
     output_schema: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> HostPatterns:
     """The checks that need no I/O, so bad input fails before the lock, downloads or Chromium.
     Returns the allowed domains as patterns."""
     if not isinstance(task, str) or not task.strip():
         raise ConfigError("task", "must be a non-empty string")
+    if labels is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise ConfigError("labels", f"must map names to strings, got {labels!r}")
     allowed = HostPatterns(allowed_domains)
     check_start_url(start_url, allowed)
     if model is not None:

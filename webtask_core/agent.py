@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 from webtask_core.errors import ActionError, ConfigError, ModelTransientError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
+from webtask_core.progress import Phase, ProgressCallback
 from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
 from webtask_core.session import Step, WorkerSession, WorkerStatus
@@ -79,6 +80,7 @@ class Agent:
         block_requests: bool = False,
         step_retries: int = 2,
         retry_delay_s: float = 0.5,
+        progress: ProgressCallback | None = None,
     ):
         if isinstance(step_retries, bool) or not isinstance(step_retries, int) or step_retries < 0:
             raise ConfigError("step_retries", f"must be an integer >= 0, got {step_retries!r}")
@@ -113,7 +115,8 @@ class Agent:
             else:
                 raise ConfigError("browser", f"expected a Browser or a BrowserSession, got {type(browser).__name__}")
         self._resources = ResourceSet(resources)
-        self.worker = Worker(llm, self._current_session, options=_with_secrets(options, secrets, self.allowed_domains))
+        self.worker = Worker(llm, self._current_session, options=_with_secrets(options, secrets, self.allowed_domains),
+                             progress=progress)
         self.last_session: WorkerSession | None = None
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None
@@ -240,31 +243,13 @@ class Agent:
     ) -> AgentResult:
         """Run a task to its end; with persist_context it continues the last task's conversation.
 
-        A step that fails for an infrastructure reason (model overloaded, rate limited or timing
-        out; the browser crashed) is retried up to ``step_retries`` times with backoff, relaunching
-        a browser the agent owns; after that the TransientError is raised.
+        A step that fails for an infrastructure reason is retried as ``run_step(retry=True)`` says.
         """
         self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema)
-        failures = 0
-        while True:
-            try:
-                outcome = await self.run_step()
-            except TransientError as error:
-                failures += 1
-                if failures > self.step_retries:
-                    raise
-                logger.warning("step failed (%s); retry %d of %d", error, failures, self.step_retries)
-                if not isinstance(error, ModelTransientError):
-                    # The page or the browser failed, not the model: retry in a fresh tab, at the last
-                    # good URL first, then on a blank page (the URL itself may be what keeps failing).
-                    self._fresh_tab_needed = True
-                    self._resume_blank = failures > 1
-                await asyncio.sleep(self.retry_delay_s * 2 ** (failures - 1))
-                continue
-            failures = 0
-            if outcome.finished:
-                assert self.last_result is not None
-                return self.last_result
+        while not (await self.run_step(retry=True)).finished:
+            pass
+        assert self.last_result is not None
+        return self.last_result
 
     def set_task(
         self,
@@ -287,12 +272,37 @@ class Agent:
         self._finalised = False
         return self.task_context
 
-    async def run_step(self) -> StepOutcome:
+    async def run_step(self, *, retry: bool = False) -> StepOutcome:
         """One step of the current task; when it ends, ``last_session`` / ``last_result`` are set.
 
         A TransientError leaves the task as it was: call run_step() again to retry the step (or, if
-        the step had ended the task and only the final capture failed, to finish it).
+        the step had ended the task and only the final capture failed, to finish it). With ``retry``
+        the agent does that itself: a step that fails for an infrastructure reason (model
+        overloaded, rate limited or timing out; the browser crashed) is retried up to
+        ``step_retries`` times with backoff, relaunching a browser the agent owns; after that the
+        TransientError is raised.
         """
+        failures = 0
+        while True:
+            try:
+                return await self._run_step()
+            except TransientError as error:
+                failures += 1
+                if not retry or failures > self.step_retries:
+                    raise
+                delay = self.retry_delay_s * 2 ** (failures - 1)
+                logger.warning("step failed (%s); retry %d of %d", error, failures, self.step_retries)
+                if self.task_context is not None:
+                    self.worker.report(self.task_context, Phase.retrying,
+                                       f"{error}; retry {failures} of {self.step_retries} in {delay:g} s")
+                if not isinstance(error, ModelTransientError):
+                    # The page or the browser failed, not the model: retry in a fresh tab, at the last
+                    # good URL first, then on a blank page (the URL itself may be what keeps failing).
+                    self._fresh_tab_needed = True
+                    self._resume_blank = failures > 1
+                await asyncio.sleep(delay)
+
+    async def _run_step(self) -> StepOutcome:
         ctx = self.task_context
         if ctx is None:
             raise RuntimeError("no task: call set_task() first")

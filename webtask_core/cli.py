@@ -85,7 +85,10 @@ def run(
         [], "--secret", help="NAME=ENV_VAR: the task may use {{secret:NAME}}; the value comes from ENV_VAR (repeatable)."
     ),
 ) -> None:
-    """Run one task with Claude (ANTHROPIC_API_KEY) in Chromium; print each step, then the result as JSON."""
+    """Run one task with Claude (ANTHROPIC_API_KEY) in Chromium; print each step, then the result as JSON.
+
+    A step the model API or the browser failed is retried (twice, with backoff) before giving up;
+    Ctrl+C stops the task, closes the browser and exits with code 130."""
     from rich.console import Console
 
     from webtask_core.errors import WebtaskError
@@ -102,6 +105,9 @@ def run(
     except WebtaskError as exc:
         console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:  # asyncio.run cancelled the task first, so the browser is closed
+        console.print("[yellow]interrupted[/yellow]: the task was stopped and the browser closed")
+        raise typer.Exit(130) from None
     typer.echo(json.dumps(result, ensure_ascii=False, default=str))
     if result["status"] != "completed":
         raise typer.Exit(1)
@@ -120,39 +126,41 @@ class _RunOptions(NamedTuple):
 
 
 async def _run_task(console: Any, task: str, options: _RunOptions) -> dict[str, Any]:
-    from rich.markup import escape
-
     from webtask_core.agent import Agent
     from webtask_core.browser import BrowserConfig
+    from webtask_core.cli_display import StepDisplay
     from webtask_core.llm.anthropic import AnthropicLLM
 
+    asyncio.get_running_loop().set_exception_handler(_without_driver_exit)
     llm = AnthropicLLM(options.model) if options.model else AnthropicLLM()
+    display = StepDisplay(console)
     async with llm:
         # Every parameter is checked here, before a browser starts.
         agent = Agent(
             llm, browser_config=BrowserConfig(headless=not options.headed), start_url=options.url,
             resources=options.resources, secrets=options.secrets or None,
             allowed_domains=options.allowed_domains or None, block_requests=options.block_requests,
+            progress=display.progress,
         )
         agent.set_task(task, max_steps=options.max_steps, output_schema=options.schema)
-        async with agent:
-            return await _drive(console, agent, escape)
-
-
-async def _drive(console: Any, agent: Any, escape: Any) -> dict[str, Any]:
-    """Run the task step by step, printing a line per step; the result as JSON data."""
-    while True:
-        step, finished = await agent.run_step()
-        colour = "green" if step.ok and not step.error else "yellow"
-        console.print(
-            f"[bold]step {step.index}[/bold] [dim]{escape(step.url)}[/dim]\n"
-            f"  [{colour}]{escape(step.error or step.summary())}[/{colour}]"
-            f" [dim]({step.timings.total_ms / 1000:.1f} s)[/dim]"
-        )
-        if finished:
-            break
+        with display:
+            async with agent:
+                while True:
+                    step, finished = await agent.run_step(retry=True)
+                    display.step_done(step)
+                    if finished:
+                        break
     result = agent.last_result
     assert result is not None
-    colour = "green" if result.ok else "red"
-    console.print(f"[{colour}]{result.status.value}[/{colour}]: {escape(result.feedback)}")
+    display.finished(result)
     return result.model_dump(mode="json")
+
+
+def _without_driver_exit(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Ctrl+C in a terminal signals Playwright's driver too, and it exits; Playwright records that as
+    an error nobody reads, which asyncio would print when it collects it. The browser is closed
+    either way, so that one message is dropped; everything else goes to asyncio's default handler."""
+    if (context.get("message") == "Future exception was never retrieved"
+            and "closed while reading from the driver" in str(context.get("exception"))):
+        return
+    loop.default_exception_handler(context)

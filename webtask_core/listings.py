@@ -101,6 +101,7 @@ class ManifestError(WebtaskError, ValueError):
 class ManifestRows(BaseModel):
     valid: list[ListingRecord]
     problems: list[RowProblem]
+    rows: dict[str, int] = Field(default_factory=dict)  # SKU -> its row number, for later problems
 
 
 def _rows_from_text(text: str, fmt: Literal["jsonl", "csv"], source: str) -> list[Any]:
@@ -162,7 +163,7 @@ def validate_listings(rows: list[Any]) -> ManifestRows:
             continue
         seen[listing.sku] = number
         valid.append(listing)
-    return ManifestRows(valid=valid, problems=problems)
+    return ManifestRows(valid=valid, problems=problems, rows=seen)
 
 
 def parse_manifest(data: bytes | str, *, source: str = "manifest") -> ManifestRows:

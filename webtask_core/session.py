@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from webtask_core.errors import SessionFormatError
 from webtask_core.llm.types import Message, Usage
+from webtask_core.progress import describe_call
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -85,16 +86,8 @@ class Step(BaseModel):
         parts = []
         for call in self.tool_calls:
             mark = "ok" if call.ok else "error"
-            parts.append(f"{call.name}({_short_params(call.input)}) -> {mark}: {call.message}")
+            parts.append(f"{describe_call(call.name, call.input)} -> {mark}: {call.message}")
         return "; ".join(parts)
-
-
-def _short_params(params: Any, limit: int = 80) -> str:
-    if isinstance(params, dict):
-        text = ", ".join(f"{key}={value!r}" for key, value in params.items())
-    else:
-        text = repr(params)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class PreviousTask(BaseModel):

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
-from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult
+from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
+from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
@@ -68,8 +69,10 @@ class Worker:
         browser: "BrowserSession | SessionProvider",
         *,
         options: WorkerOptions | None = None,
+        progress: ProgressCallback | None = None,
     ):
         self.llm = llm
+        self.progress = progress  # told what each step is doing as it happens (webtask_core.progress)
         # A provider lets the caller swap in a relaunched browser between (retried) steps.
         self._provider: SessionProvider = browser if callable(browser) else (lambda: browser)
         self.options = options or WorkerOptions()
@@ -132,6 +135,7 @@ class Worker:
         started = time.perf_counter()
         index = ctx.next_index
         session = self.session
+        self.report(ctx, Phase.observing)
 
         observation, mask_ids, unmaskable = self.secrets.scrub_observation(await session.observe())
         # A blank tab (every fresh task's first step) shows nothing a picture could add.
@@ -162,6 +166,7 @@ class Worker:
         # The last line of defence before a request leaves: every text and tool input scrubbed.
         messages = self.secrets.scrub_messages(ctx.messages_for(page))
         asked = time.perf_counter()
+        self.report(ctx, Phase.thinking)
         try:
             reply = await self.llm.complete(
                 system=self.system, messages=messages, tools=ctx.tools.specs()
@@ -177,8 +182,12 @@ class Worker:
             session=session, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
             secrets=self.secrets,
         )
+
+        def acting(call: ToolCall) -> None:
+            self.report(ctx, Phase.acting, describe_call(call.name, call.input), answered=reply.usage)
+
         try:
-            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url)
+            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
             thumbnail.cancel()
@@ -261,6 +270,13 @@ class Worker:
         return await self.finish(ctx)
 
     # ---- helpers ----
+
+    def report(self, ctx: TaskContext, phase: Phase, detail: str = "", *, answered: Usage | None = None) -> None:
+        """Tell ``progress`` what the task's next step is doing; ``answered``: its model call's usage."""
+        if self.progress is None:
+            return
+        tokens = (ctx.usage + ctx.discarded_usage + (answered or Usage())).total_tokens
+        self.progress(Progress(ctx.next_index, ctx.max_steps, phase, detail, tokens))
 
     async def _screenshot(
         self, session: "BrowserSession", *, marks: bool, mask_ids: list[str], withhold: bool

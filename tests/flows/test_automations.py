@@ -84,3 +84,68 @@ def test_command_line(webhook, capsys):
     assert "Automation(s) ready" in capsys.readouterr().out
     assert main(["create", str(AUTOMATION_FILE), "--block", "custom-webhook/missing"]) == 2
     assert "no 'custom-webhook' block named 'missing'" in capsys.readouterr().err
+
+
+AUTOMATIONS = AUTOMATION_FILE.parent
+
+
+def test_every_shipped_automation_is_valid():
+    from prefect.events.schemas.automations import AutomationCore
+
+    from flows.automations import read_automation_definitions
+
+    definitions = read_automation_definitions(AUTOMATIONS)
+    names = {definition["name"] for definition in definitions}
+    assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
+                     "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs"}
+    for definition in definitions:
+        for action in definition["actions"]:
+            action.pop("block", None)
+            if action["type"] == "send-notification":
+                action["block_document_id"] = "00000000-0000-0000-0000-000000000000"
+        AutomationCore.model_validate(definition)
+
+
+async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webhook):
+    from flows.batch_models import ListingResult
+    from flows.events import emit_batch_event
+
+    await create_webhook_block("webtask-test-alerts-2", webhook.url)
+    # Every alert; not the zombie-run one, which would crash the session's later long runs.
+    for file in sorted(AUTOMATIONS.glob("webtask-*.yaml")):
+        if file.name != "webtask-zombie-runs.yaml":
+            await create_automation_from_file(file, notification_block="custom-webhook/webtask-test-alerts-2")
+    labels = {"sku": "NIGHT-007", "batch_flow_run_id": "0b1c", "batch_name": "nightly-owl"}
+
+    @flow
+    async def tasks_flow() -> None:
+        emit_task_event("max_steps", task="Create a listing ...\n```json {...}", reason="out of steps at the form",
+                        steps_used=30, max_steps=30, labels=labels)
+        emit_task_event("failed", task="Create a listing ...", reason="ResourceError: object not found: s3://b/x.jpg",
+                        labels={**labels, "sku": "NIGHT-008"})
+        emit_task_event("error", task="Create a listing ...", reason="the run ended Crashed",
+                        labels={**labels, "sku": "NIGHT-009"})
+
+    @flow(flow_run_name="nightly-owl")
+    async def batch_flow() -> None:
+        emit_batch_event([ListingResult(sku="NIGHT-001", status="completed"),
+                          ListingResult(sku="NIGHT-007", status="max_steps", feedback="out of steps")],
+                         source="s3://listings/nightly/manifest.jsonl", message="1 of 2 listing(s) failed: NIGHT-007")
+        emit_batch_event([ListingResult(sku="NIGHT-001", status="completed")],
+                         source="s3://listings/other/manifest.jsonl", message="1/1 done: 1 completed")
+
+    await tasks_flow()
+    await batch_flow()
+    expected = {
+        "webtask ran out of steps: listing NIGHT-007 (batch nightly-owl)": "Reason: out of steps at the form",
+        "webtask failed: listing NIGHT-008 (batch nightly-owl)": "object not found: s3://b/x.jpg",
+        "webtask listing error: listing NIGHT-009 (batch nightly-owl)": "the run ended Crashed",
+        "webtask batch failed: 1 of 2 listing(s) (s3://listings/nightly/manifest.jsonl)":
+            "- NIGHT-007: max_steps — out of steps",
+        "webtask batch completed: 1 listing(s) (s3://listings/other/manifest.jsonl)": "1/1 done: 1 completed",
+    }
+    for subject, line in expected.items():
+        (post,) = await webhook.wait_for(lambda p, subject=subject: p["subject"] == subject)
+        assert line in post["body"], post["body"]
+    sku_post = next(p for p in webhook.posts if "NIGHT-007 (batch" in p["subject"])
+    assert "SKU: NIGHT-007" in sku_post["body"] and "Batch: nightly-owl (0b1c)" in sku_post["body"]

@@ -1,5 +1,6 @@
 """Crash safety: the batch process is SIGKILLed mid-batch; the rerun finishes every listing exactly
-once and never reruns one that had completed (model requests counted per SKU on the fake server)."""
+once and never reruns one that had completed (model requests counted per SKU on the fake server), and
+removes the browser and photo folders the killed process left in the temp dir."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ async def test_a_killed_batch_reruns_without_duplicates(flow_env, shop, shop_sec
 
     killer = KillWhenPublished(shop, "CR-2")
     async with fake_model_env(killer, monkeypatch) as server:
-        env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+        env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "TMPDIR": str(flow_env.temp)}
         killer.process = subprocess.Popen(
             [sys.executable, "-c", RUN_BATCH, json.dumps(parameters)], env=env, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -84,8 +85,14 @@ async def test_a_killed_batch_reruns_without_duplicates(flow_env, shop, shop_sec
         assert set(before) == {"CR-1", "CR-2"}  # one listing done, the second one in flight
         assert [len(shop.listing_by_sku(row["sku"])) for row in rows] == [1, 1, 0]
 
+        # The killed process could not remove its browser profile and photo folders.
+        left = {prefix: list(flow_env.temp.glob(f"{prefix}*")) for prefix in ("webtask-browser-", "webtask-resources-")}
+        assert all(left.values()), left
+
         server.reset()
         results = await batch_listing_upload(**parameters | {"max_concurrency": 2})
+        # The next start removed them (its own folders are gone too: it ended normally).
+        assert list(flow_env.temp.glob("webtask-browser-*")) == []
         after = requests_per_sku(server.requests)
 
     assert [(r.sku, r.status, r.skipped) for r in results] == [

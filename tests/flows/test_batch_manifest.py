@@ -13,6 +13,8 @@ from flows.manifest import artifact_slug, load_batch_input
 from webtask_core.errors import ConfigError
 from webtask_core.listings import ManifestError
 
+# These tests are about reading and validating rows; whether the photos are there is
+# test_batch_checks.py's subject, so they pass check_photos=False.
 ROW = {"sku": "BAG-1", "title": "Red bag", "description": "Roomy", "price": "20", "category": "Bags",
        "condition": "Good", "photos": ["photos/bag-1.jpg", "s3://elsewhere/x.jpg"]}
 
@@ -21,7 +23,7 @@ async def test_an_s3_manifest_resolves_relative_photos_against_its_prefix(s3_end
                                                                            s3_client: Any, monkeypatch):
     monkeypatch.setenv("WEBTASK_S3_ENDPOINT_URL", s3_endpoint)
     s3_client.put_object(Bucket=s3_bucket, Key="nightly/manifest.jsonl", Body=json.dumps(ROW) + "\n")
-    batch = await load_batch_input(f"s3://{s3_bucket}/nightly/manifest.jsonl", None)
+    batch = await load_batch_input(f"s3://{s3_bucket}/nightly/manifest.jsonl", None, check_photos=False)
     assert batch.listings[0].photos == [f"s3://{s3_bucket}/nightly/photos/bag-1.jpg", "s3://elsewhere/x.jpg"]
     assert re.fullmatch(r"[a-z0-9-]*", batch.artifact_key) and "manifest-jsonl" in batch.artifact_key
 
@@ -33,7 +35,7 @@ async def test_a_local_csv_manifest_resolves_photos_against_its_folder(tmp_path:
     manifest = tmp_path / "m.csv"
     manifest.write_text("sku,title,description,price,category,condition,photos\n"
                         "BAG-1,Red bag,Roomy,20,Bags,Good,photos/a.jpg|/abs/b.jpg\n")
-    batch = await load_batch_input(str(manifest), None)
+    batch = await load_batch_input(str(manifest), None, check_photos=False)
     assert batch.listings[0].photos == [str(tmp_path / "photos/a.jpg"), "/abs/b.jpg"]
     assert batch.source == str(manifest)
 
@@ -43,15 +45,15 @@ async def test_invalid_rows_are_all_reported_or_skipped_on_request(tmp_path: Pat
     manifest = tmp_path / "m.jsonl"
     manifest.write_text("\n".join(json.dumps(r) for r in rows))
     with pytest.raises(ManifestError) as caught:
-        await load_batch_input(str(manifest), None)
+        await load_batch_input(str(manifest), None, check_photos=False)
     assert {(p.row, p.field) for p in caught.value.problems} == {(2, "price"), (3, "title")}
 
-    batch = await load_batch_input(str(manifest), None, skip_invalid=True)
+    batch = await load_batch_input(str(manifest), None, skip_invalid=True, check_photos=False)
     assert [listing.sku for listing in batch.listings] == ["BAG-1"] and len(batch.problems) == 2
 
 
 async def test_listings_from_an_upstream_flow_need_no_manifest():
-    batch = await load_batch_input(None, [ROW, {**ROW, "sku": "BAG-2"}])
+    batch = await load_batch_input(None, [ROW, {**ROW, "sku": "BAG-2"}], check_photos=False)
     assert [listing.sku for listing in batch.listings] == ["BAG-1", "BAG-2"]
     assert batch.listings[0].photos == ROW["photos"]  # not resolved: no manifest to resolve against
     assert batch.source == "listings"

@@ -39,3 +39,27 @@ def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path)
     prefect_bin = Path(sys.executable).with_name("prefect")
     assert f"PREFECT_HOME={prefect_home} {prefect_bin} server start" in done.stderr
     assert "Listings page: http://127.0.0.1:" in done.stderr
+
+
+def test_with_a_prefect_server_the_demo_links_to_the_run_in_the_ui_not_the_api():
+    import uuid
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Completed
+    from rich.console import Console
+
+    from flows.demo import _where_to_look
+
+    class Shop:
+        def url(self, path: str) -> str:
+            return "http://127.0.0.1:8000" + path
+
+    run_id = uuid.uuid4()
+    state = Completed(message="4 listing(s) completed")
+    state.state_details.flow_run_id = run_id
+    console = Console(record=True, width=300)
+    with temporary_settings({PREFECT_API_URL: "http://prefect.internal:4200/api"}):
+        _where_to_look(console, Shop(), state)
+    text = console.export_text()
+    assert f"Prefect UI: the batch run is at http://prefect.internal:4200/runs/flow-run/{run_id}" in text
+    assert "/api" not in text

@@ -99,3 +99,38 @@ def test_the_kubernetes_template_renders_a_pod_with_room_for_chromium():
     assert {m["mountPath"] for m in container["volumeMounts"]} == {"/dev/shm", "/tmp"}
     assert {v["name"]: v["emptyDir"].get("medium") for v in pod["volumes"]} == {"dshm": "Memory", "tmp": None}
     assert rendered["env"]["WEBTASK_CHROMIUM_PATH"] == "/usr/bin/chromium"
+
+
+@pytest.mark.parametrize("file", ["prefect.yaml", "deployments/etl-chaining.prefect.yaml"])
+def test_every_deployment_that_reads_a_variable_refuses_to_deploy_without_it(file: str):
+    """`prefect deploy` fills an unset {{ $VAR }} with "" (and only logs it): each deployment whose
+    parameters read one has a build step that checks every such variable first."""
+    import re
+
+    config = yaml.safe_load((PROJECT / file).read_text())
+    for deployment in config["deployments"]:
+        read = {name: match for name, value in deployment.get("parameters", {}).items()
+                for match in re.findall(r"\{\{\s*\$(\w+)\s*\}\}", str(value))}
+        checked = {name: variable for step in deployment.get("build") or []
+                   for name, variable in step.get("flows.deploy_checks.require_env", {}).items()}
+        assert checked == read, deployment["name"]
+
+
+async def test_the_build_step_names_each_unset_variable_and_its_parameter(monkeypatch):
+    from prefect.deployments.steps.core import StepExecutionError, run_steps
+
+    from webtask_core.errors import ConfigError
+
+    (nightly,) = [d for d in yaml.safe_load((PROJECT / "prefect.yaml").read_text())["deployments"]
+                  if d["name"] == "nightly"]
+    monkeypatch.setenv("WEBTASK_SITE_USER", "ops")
+    monkeypatch.setenv("WEBTASK_SITE_URL", "  ")
+    monkeypatch.delenv("WEBTASK_NIGHTLY_MANIFEST", raising=False)
+    with pytest.raises(StepExecutionError) as caught:
+        await run_steps(nightly["build"], {})
+    error = caught.value.__cause__
+    assert isinstance(error, ConfigError) and error.parameter == "WEBTASK_SITE_URL, WEBTASK_NIGHTLY_MANIFEST"
+    assert "parameters site_url, manifest" in str(error)
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    assert await run_steps(nightly["build"], {}) == {}

@@ -26,7 +26,7 @@ from flow_helpers import (
     flow_env,  # noqa: F401 (fixture)
     shop,  # noqa: F401 (fixture)
 )
-from test_batch_flow import manifest_rows, write_photos
+from test_batch_flow import manifest_rows, requests_per_sku, write_photos
 
 from webtask_core.testing import MarketplaceListingPolicy
 
@@ -47,9 +47,9 @@ class Processes:
         self.env, self.logs = env, logs
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    def start(self, name: str, *args: str, cwd: Path = PROJECT) -> subprocess.Popen[bytes]:
         log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
-        process = subprocess.Popen(args, env=self.env, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(args, env=self.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         self.started.append(process)
         return process
@@ -199,3 +199,64 @@ async def test_deploy_fan_out_on_two_workers_and_etl_chaining(flow_env, shop, pr
             assert chained.state.is_completed(), chained.state.message
             assert chained.parameters["manifest"] == processes.env["WEBTASK_ETL_MANIFEST"]
             assert [len(shop.listing_by_sku(sku)) for sku in ("DEMO-001", "DEMO-002")] == [1, 1]
+
+
+async def wait_for_attempt(client: Any, flow_run_id: Any, attempt: int, timeout_s: float = 180) -> Any:
+    """The flow run once its attempt ``attempt`` reached a final state."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        run = await client.read_flow_run(flow_run_id)
+        if run.run_count >= attempt and run.state is not None and run.state.is_final():
+            return run
+        await asyncio.sleep(1)
+    raise AssertionError(f"attempt {attempt} of flow run {flow_run_id} did not finish within {timeout_s} s")
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop, processes, monkeypatch, tmp_path):
+    """The UI's Retry path on a real server: deploy nightly, one listing aborts, the cause is cleared,
+    `prefect flow-run retry <batch run>`, a worker reruns the same flow run."""
+    from prefect.client.orchestration import PrefectClient
+
+    from flows.batch import batch_results
+
+    rows = manifest_rows(3, prefix="NIGHT")
+    write_photos(tmp_path, rows)
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("\n".join(json.dumps(row) for row in rows))
+    policy = MarketplaceListingPolicy(abort_on_sku=["NIGHT-3"])
+    api_url = processes.env["PREFECT_API_URL"]
+    async with fake_model_env(policy, monkeypatch) as server:
+        processes.env.update({
+            "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key",
+            "WEBTASK_SITE_URL": shop.url("/listings"), "WEBTASK_SITE_USER": "demo",
+            "WEBTASK_NIGHTLY_MANIFEST": str(manifest),
+        })
+        await wait_healthy(api_url)
+        processes.run(PREFECT, "work-pool", "create", "webtask-pool", "--type", "process")
+        processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
+                      f"Secret(value={SHOP_PASSWORD!r}).save('shop-password', overwrite=True)")
+        processes.run(PREFECT, "--no-prompt", "deploy", "--all")
+        processes.start("worker", PREFECT, "worker", "start", "--pool", "webtask-pool", "--name", "worker")
+
+        async with PrefectClient(api_url) as client:
+            processes.run(PREFECT, "deployment", "run", "batch-listing-upload/nightly", "--param", "max_concurrency=1")
+            batch = await wait_for_run(client, "batch-listing-upload/nightly")
+            assert batch.state.is_failed() and "NIGHT-3" in batch.state.message, batch.state.message
+
+            policy.abort_on_sku.clear()  # the cause is fixed; the operator retries the batch
+            server.reset()
+            said = processes.run(PREFECT, "flow-run", "retry", str(batch.id))
+            assert "scheduled for retry" in said
+            batch = await wait_for_attempt(client, batch.id, 2)
+            assert batch.state.is_completed(), batch.state.message
+            results = {r.sku: r for r in await batch_results(batch.state)}
+
+    assert [(results[row["sku"]].status, results[row["sku"]].skipped) for row in rows] == [
+        ("completed", True), ("completed", True), ("completed", False)]
+    assert requests_per_sku(server.requests).keys() == {"NIGHT-3"}  # only the failed listing ran again
+    for row in rows:
+        (listed,) = shop.listing_by_sku(row["sku"])
+        assert results[row["sku"]].listing_url == listed.url  # each its own listing, never another's

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from flows.artifacts import (
@@ -12,7 +14,7 @@ from flows.artifacts import (
     summary_artifact_key,
     summary_markdown,
 )
-from flows.webtask_result import WebtaskResult
+from flows.run_result import WebtaskResult
 from webtask_core.llm.types import Usage
 from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerStatus
 
@@ -62,18 +64,24 @@ def test_table_and_summary():
                            output={"url": "http://x/1"}, session_key="shop-demo")
     text = summary_markdown(result, task="List the boots\nwith details")
     assert "webtask aborted" in text and "**Task**: List the boots" in text and "| Steps | 3 of 20 |" in text
+    # A failed task says why before anything else.
+    assert text.index("**Why**: gave up") < text.index("**Task**")
     assert "| Tokens | 12 (input 5 · output 7" in text and "| Time | 4.2 s |" in text
     assert '"url": "http://x/1"' in text
 
 
-@pytest.mark.parametrize("session_key, flow_name, expected", [
-    ("shop-demo", "run-webtask", "webtask-summary-shop-demo"),
-    (None, "run-webtask", "webtask-summary-run-webtask"),
+@pytest.mark.parametrize("session_key, sku, expected", [
+    ("shop-demo", None, "webtask-summary-shop-demo"),
+    ("shop-demo", "SKU-7", "webtask-summary-shop-demo"),
+    (None, "SKU-7", "webtask-listing-sku-7-" + hashlib.sha1(b"SKU-7").hexdigest()[:6]),
+    (None, "sku-7", "webtask-listing-sku-7"),
+    # Neither: the summary stays with its run (one shared key would mix unrelated runs' summaries).
+    (None, None, None),
 ])
-def test_summary_keys(session_key, flow_name, expected):
-    assert summary_artifact_key(session_key, flow_name) == expected
+def test_summary_keys(session_key, sku, expected):
+    assert summary_artifact_key(session_key, sku) == expected
 
 
 def test_summary_keys_of_odd_session_keys_stay_valid_and_distinct():
-    keys = {summary_artifact_key(key, "run-webtask") for key in ("Shop_Demo", "shop-demo", "shop.demo", "x" * 128)}
+    keys = {summary_artifact_key(key) for key in ("Shop_Demo", "shop-demo", "shop.demo", "x" * 128)}
     assert len(keys) == 4 and all(ARTIFACT_KEY_PATTERN.fullmatch(key) for key in keys)

@@ -21,7 +21,7 @@ from flow_helpers import (
 )
 
 from flows.webtask_flow import run_webtask
-from flows.webtask_result import WebtaskResult, webtask_result
+from flows.run_result import WebtaskResult, webtask_result
 from flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
 from webtask_core.session import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy
@@ -76,7 +76,7 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
     (summary,) = [a for a in markdown if a.key is not None]
     assert len(steps) == result.steps and len(tables) == 1
     assert {a.task_run_id for a in steps} == {run.id for run in task_runs}  # each under its step
-    assert summary.key == summary_artifact_key("listing-shop", "run-webtask") == "webtask-summary-listing-shop"
+    assert summary.key == summary_artifact_key("listing-shop") == "webtask-summary-listing-shop"
     assert all(ARTIFACT_KEY_PATTERN.fullmatch(a.key or "") for a in artifacts)
 
     upload_step = next(a.data for a in steps if "**upload**" in a.data)

@@ -15,7 +15,7 @@ from flow_helpers import (
 )
 
 from flows.webtask_flow import run_webtask
-from flows.webtask_result import webtask_result
+from flows.run_result import webtask_result
 from webtask_core.errors import SessionFormatError
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.request_view import latest_page, latest_url, task_text

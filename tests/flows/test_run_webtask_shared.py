@@ -23,7 +23,7 @@ from prefect import flow
 
 from flows.browser_runtime import BrowserRuntime, SharedBrowser, active_shared_browser
 from flows.webtask_flow import run_webtask
-from flows.webtask_result import webtask_result
+from flows.run_result import webtask_result
 from webtask_core.browser import Browser
 from webtask_core.errors import ConfigError
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse

@@ -18,7 +18,7 @@ from prefect import flow
 
 from flows.automations import create_automation_from_file, create_webhook_block
 from flows.webtask_flow import run_webtask
-from flows.webtask_result import WebtaskFailed, WebtaskResult, webtask_result
+from flows.run_result import WebtaskFailed, WebtaskResult, webtask_result
 from webtask_core.session import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 

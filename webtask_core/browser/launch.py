@@ -23,12 +23,14 @@ from webtask_core.browser.models import BrowserConfig
 from webtask_core.browser.scripts import load_script
 from webtask_core.browser.session import BrowserSession
 from webtask_core.errors import BrowserCrashedError, ConfigError
+from webtask_core.scratch import owned_temp_folder, remove_stale_folders
 
 __all__ = ["Browser"]
 
 logger = logging.getLogger(__name__)
 
 _LAUNCH_TIMEOUT_MS = 60_000
+_WORKDIR_PREFIX = "webtask-browser-"
 
 
 async def _start_playwright(workdir: Path) -> Playwright:
@@ -92,7 +94,9 @@ class Browser:
         executable = config.executable_path or find_chromium()
         # Everything Playwright and Chromium put in the temp dir (the profile, Chromium's own scratch
         # folders) goes into one folder of ours, so close() can remove it even after a crash.
-        workdir = Path(tempfile.mkdtemp(prefix="webtask-browser-"))
+        # A Chromium killed with its process (SIGKILL) left its folder behind: remove those first.
+        remove_stale_folders(_WORKDIR_PREFIX)
+        workdir = owned_temp_folder(_WORKDIR_PREFIX)
         try:
             playwright = await _start_playwright(workdir)
         except BaseException:

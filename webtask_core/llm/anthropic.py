@@ -249,6 +249,21 @@ def map_sdk_error(
     return PermanentModelError(f"model API call failed: {type(error).__name__}: {error}")
 
 
+def _missing_aws_credentials(client: Any, error: RuntimeError) -> bool:
+    """The Bedrock client signs each request with botocore and raises a bare RuntimeError, before
+    sending anything, when the AWS credential chain finds no credentials."""
+    return isinstance(client, anthropic.AsyncAnthropicBedrock) and "credentials" in str(error).lower()
+
+
+def _aws_credentials_advice(client: Any) -> str:
+    where = f"AWS profile {client.aws_profile!r}" if client.aws_profile else "the AWS credential chain"
+    return (
+        f"Amazon Bedrock ({client.aws_region}): no AWS credentials found in {where}; set "
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or run with an instance or "
+        "container role), or use a Bedrock API key: api_key= or AWS_BEARER_TOKEN_BEDROCK"
+    )
+
+
 class AnthropicLLM:
     """Claude through the Messages API. Implements the `LLM` protocol.
 
@@ -389,6 +404,10 @@ class AnthropicLLM:
             ) from error
         except _AWS_ERRORS as error:
             raise PermanentModelError(f"AWS request signing failed: {error}") from error
+        except RuntimeError as error:
+            if not _missing_aws_credentials(client, error):
+                raise
+            raise PermanentModelError(_aws_credentials_advice(client)) from error
         reply = parse_reply(response)
         if reply.stop_reason == "refusal":
             raise PermanentModelError(f"model refused: {_refusal_detail(response, reply)}")

@@ -17,7 +17,7 @@ TransientError (model or browser infrastructure) is not caught: it propagates to
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,9 +83,11 @@ class ToolRegistry:
         return tool, tool.parse(call.input)
 
     async def run_calls(
-        self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str
+        self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str,
+        on_call: Callable[[ToolCall], None] | None = None,
     ) -> list[CallOutcome]:
-        """Run one reply's calls in order (see the module docstring for the rules)."""
+        """Run one reply's calls in order (see the module docstring for the rules); ``on_call`` is
+        told of each call just before it runs."""
         outcomes: list[CallOutcome] = []
         failed: str | None = None
         moved_to: str | None = None
@@ -114,6 +116,8 @@ class ToolRegistry:
                         )
                     )
                     continue
+                if on_call is not None:
+                    on_call(call)
                 message = await tool.run(params, ctx)
             except ActionError as exc:
                 failed = call.name

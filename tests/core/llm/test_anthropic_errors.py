@@ -125,3 +125,23 @@ async def test_a_broken_policy_surfaces_at_once_with_its_exception(tools):
         with pytest.raises(PermanentModelError, match="policy raised KeyError"):
             await _ask(_llm(server), tools)
     assert len(server.requests) == 1 and isinstance(server.policy_errors[0], KeyError)
+
+
+async def test_bedrock_without_aws_credentials_is_a_permanent_error_naming_them(tools, monkeypatch, tmp_path):
+    import os
+
+    for name in [name for name in os.environ if name.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    # Nothing to find: no credential files, and no instance-metadata lookup (it would leave the machine).
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with FakeAnthropicServer() as server:
+        # A region no other test signs for: the SDK caches its boto3 session per region.
+        llm = AnthropicLLM.bedrock(base_url=server.base_url, aws_region="ap-southeast-4")
+        with pytest.raises(PermanentModelError) as caught:
+            await _ask(llm, tools)
+        await llm.aclose()
+    assert "no AWS credentials" in str(caught.value) and "AWS_ACCESS_KEY_ID" in str(caught.value)
+    assert "AWS_BEARER_TOKEN_BEDROCK" in str(caught.value) and "ap-southeast-4" in str(caught.value)
+    assert server.requests == []  # raised while signing, before anything was sent

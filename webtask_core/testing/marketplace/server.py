@@ -30,7 +30,8 @@ class Marketplace:
     ...     shop.listings()          # what has been published, photos included
     """
 
-    def __init__(self, users: Mapping[str, str] | None = None, *, preview_delay_ms: int = 450) -> None:
+    def __init__(self, users: Mapping[str, str] | None = None, *, preview_delay_ms: int = 450,
+                 port: int = 0) -> None:
         users = dict(users) if users is not None else {"demo": "demo-pass"}
         if not users:
             raise ValueError("Marketplace(users=...) needs at least one username/password pair")
@@ -38,6 +39,7 @@ class Marketplace:
             raise ValueError(f"Marketplace(preview_delay_ms={preview_delay_ms}) must be >= 0")
         self.users = users
         self.preview_delay_ms = preview_delay_ms
+        self.port = port  # 0: a free one
         self._root: Path | None = None
         self._state: SiteState | None = None
         self._server: uvicorn.Server | None = None
@@ -50,10 +52,14 @@ class Marketplace:
     def start(self) -> Marketplace:
         if self._server is not None:
             raise RuntimeError("this Marketplace is already running")
-        self._root = Path(tempfile.mkdtemp(prefix="webtask-marketplace-"))
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        try:
+            sock.bind(("127.0.0.1", self.port))
+        except OSError as error:
+            sock.close()
+            raise RuntimeError(f"Marketplace(port={self.port}): cannot listen on 127.0.0.1:{self.port}: {error}") from None
+        self._root = Path(tempfile.mkdtemp(prefix="webtask-marketplace-"))
         self._base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self._state = SiteState(
             store=ListingStore(self._root, base_url=self._base_url),

@@ -1,0 +1,67 @@
+"""Step screenshots as images with a URL, when a store for them is configured.
+
+Without one, a step's markdown artifact carries its small JPEG inline (a data URI), which works
+everywhere but stores every picture in Prefect's database. With ``WEBTASK_SCREENSHOT_STORE`` set to
+``s3://bucket/prefix``, each step's picture is uploaded to
+``<prefix>/<flow run id>/step-<N>.jpg`` and shown through a presigned URL: as Prefect's image
+artifact on the step's task run, and linked from the step's markdown. The URL is valid for
+``WEBTASK_SCREENSHOT_URL_DAYS`` days (default 7, the most S3's signatures allow); the object stays
+in the bucket for as long as its lifecycle rules keep it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from typing import Any
+
+from webtask_core.errors import ConfigError
+from webtask_core.storage import S3Location, is_s3_uri
+
+from .settings import resolve_s3_client
+
+__all__ = ["ScreenshotStore", "screenshot_store_from_env"]
+
+_MAX_DAYS = 7  # SigV4 presigned URLs last at most a week
+
+
+class ScreenshotStore:
+    """Uploads step pictures under an S3 prefix and hands out presigned URLs."""
+
+    def __init__(self, location: S3Location, *, days: float = _MAX_DAYS, client: Any = None):
+        if not 0 < days <= _MAX_DAYS:
+            raise ConfigError("WEBTASK_SCREENSHOT_URL_DAYS", f"must be more than 0 and at most {_MAX_DAYS}, got {days!r}")
+        self.location = location
+        self.expires_s = int(days * 86400)
+        self._client = client
+
+    async def put(self, flow_run_id: str, index: int, jpeg_b64: str) -> str:
+        """Upload step ``index``'s JPEG (base64, as the step record holds it); returns its URL."""
+        client = self._client = self._client or await resolve_s3_client()
+        key = "/".join(part for part in (self.location.key.strip("/"), flow_run_id, f"step-{index}.jpg") if part)
+        body = base64.b64decode(jpeg_b64)
+        await asyncio.to_thread(client.put_object, Bucket=self.location.bucket, Key=key, Body=body,
+                                ContentType="image/jpeg")
+        return await asyncio.to_thread(
+            client.generate_presigned_url, "get_object",
+            Params={"Bucket": self.location.bucket, "Key": key}, ExpiresIn=self.expires_s,
+        )
+
+
+def screenshot_store_from_env() -> ScreenshotStore | None:
+    """The store ``WEBTASK_SCREENSHOT_STORE`` names (an ``s3://`` prefix), or None."""
+    where = (os.environ.get("WEBTASK_SCREENSHOT_STORE") or "").strip()
+    if not where:
+        return None
+    if not is_s3_uri(where):
+        raise ConfigError("WEBTASK_SCREENSHOT_STORE", f"must be an s3://bucket/prefix URI, got {where!r}")
+    raw_days = (os.environ.get("WEBTASK_SCREENSHOT_URL_DAYS") or "").strip()
+    try:
+        days = float(raw_days) if raw_days else _MAX_DAYS
+    except ValueError:
+        raise ConfigError("WEBTASK_SCREENSHOT_URL_DAYS", f"must be a number of days, got {raw_days!r}") from None
+    bucket, _, prefix = where[len("s3://"):].partition("/")
+    if not bucket:
+        raise ConfigError("WEBTASK_SCREENSHOT_STORE", f"names no bucket: {where!r}")
+    return ScreenshotStore(S3Location(bucket, prefix), days=days)

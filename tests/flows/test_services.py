@@ -1,0 +1,81 @@
+"""`webtask services`: the offline model and the demo marketplace as long-lived services, as a user
+starts them in a terminal for a separate Prefect worker, and stops them with Ctrl+C."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def read_exports(process: subprocess.Popen[str], timeout_s: float = 60) -> dict[str, str]:
+    """The `export NAME=value` lines the command prints, up to its Secret command (the last line)."""
+    exports: dict[str, str] = {}
+    deadline = time.monotonic() + timeout_s
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        assert line, f"the command ended early:\n{process.stderr.read() if process.stderr else ''}"
+        if line.startswith("export "):
+            name, _, value = line[len("export "):].strip().partition("=")
+            exports[name] = shlex.split(value)[0]
+        elif line.startswith("python -c "):
+            exports["secret command"] = line.strip()
+            return exports
+    raise AssertionError(f"no Secret command within {timeout_s} s; exports so far: {exports}")
+
+
+def test_services_serve_the_model_and_the_site_until_ctrl_c(tmp_path: Path):
+    webtask = Path(sys.executable).with_name("webtask")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("ANTHROPIC_", "WEBTASK_SITE"))}
+    process = subprocess.Popen([str(webtask), "services", "--listings", "2", "--workdir", str(tmp_path / "kit")],
+                               env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        exports = read_exports(process)
+        assert set(exports) == {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "WEBTASK_SITE_URL", "WEBTASK_SITE_USER",
+                                "WEBTASK_NIGHTLY_MANIFEST", "WEBTASK_LEDGER", "WEBTASK_SESSION_STORE", "secret command"}
+        assert exports["secret command"] == (
+            "python -c \"from prefect.blocks.system import Secret; "
+            "Secret(value='demo-pass').save('shop-password', overwrite=True)\"")
+        assert len(Path(exports["WEBTASK_NIGHTLY_MANIFEST"]).read_text().splitlines()) == 2
+
+        site = httpx.get(exports["WEBTASK_SITE_URL"], follow_redirects=True, timeout=10)
+        assert site.status_code == 200 and "Log in" in site.text
+        answer = httpx.post(f"{exports['ANTHROPIC_BASE_URL']}/v1/messages", timeout=10, headers={
+            "x-api-key": exports["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"}, json={
+            "model": "claude-sonnet-5-5", "max_tokens": 100,
+            "messages": [{"role": "user", "content": "<task>Log in.</task>"}]})
+        assert answer.status_code == 200 and answer.json()["type"] == "message"
+    finally:
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr and "Stopped." in stderr
+    with pytest.raises(httpx.ConnectError):  # both stopped
+        httpx.get(exports["WEBTASK_SITE_URL"], timeout=5)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(exports["ANTHROPIC_BASE_URL"], timeout=5)
+    assert (tmp_path / "kit" / "manifest.jsonl").is_file()  # a --workdir is the user's: kept
+
+
+def test_a_port_in_use_is_refused_naming_its_option(tmp_path: Path):
+    import socket
+
+    from flows.services import ServicesOptions, running_services
+    from webtask_core.errors import ConfigError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for option in ("model_port", "site_port"):
+            with pytest.raises(ConfigError, match=f"{option}: .*127.0.0.1:{port}"):
+                with running_services(ServicesOptions(workdir=tmp_path / option, **{option: port})):
+                    pass
