@@ -45,7 +45,7 @@ _WHERE = {
     "BatchFailed": "flows.batch",
     "batch_results": "flows.batch",
     "ListingResult": "flows.batch_models",
-    "SharedBrowser": "flows.browser_runtime",
+    "SharedBrowser": "webtask_core.browser.runtime",
     "fetch_resources": "flows.resources",
     "downloaded_resources": "flows.resources",
     "resource_folder": "flows.resources",
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from flows.automations import create_automation_from_file
     from flows.batch import BatchFailed, batch_listing_upload, batch_results
     from flows.batch_models import ListingResult
-    from flows.browser_runtime import SharedBrowser
+    from webtask_core.browser.runtime import SharedBrowser
     from flows.events import TASK_EVENT_NAMES, emit_task_event
     from flows.resources import downloaded_resources, fetch_resources, resource_folder
     from flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock

@@ -3,12 +3,13 @@
 - Step artifacts (one per step, created by the step's task run, so they show under it and under the
   flow run) and the steps table have no key: they belong to their run and never collide with other
   runs, and they do not flood the UI's Artifacts catalog.
-- The summary has a key, ``webtask-summary-<session key>`` (or ``webtask-summary-<flow name>``
-  without a session key): reruns of the same session version one artifact, whose history is the
-  run history. Keys match ``^[a-z0-9-]*$``.
+- The summary has a key per session (``webtask-summary-<session key>``) or per listing
+  (``webtask-listing-<sku>``), so reruns version one artifact whose history is the run history; a run
+  with neither keeps its summary to itself. Keys match ``^[a-z0-9-]*$``.
 
 Secrets never appear: the worker only ever records ``{{secret:NAME}}`` placeholders, and every text
-rendered here goes through :class:`SecretMasker` as well, in case a page echoed a secret.
+rendered here is scrubbed with the run's :class:`~webtask_core.secrets.SecretValues` as well, in case
+a page echoed a secret.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from webtask_core.secrets import SecretValues
 from webtask_core.session import Step, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from .screenshots import ScreenshotStore
 
 __all__ = [
-    "SecretMasker",
     "ARTIFACT_KEY_PATTERN",
     "summary_artifact_key",
     "step_markdown",
@@ -41,19 +42,6 @@ _MAX_PARAMS_CHARS = 300
 _MAX_MESSAGE_CHARS = 500
 _MAX_KEY_SLUG_CHARS = 60
 _STATUS_MARK = {"completed": "✅", "aborted": "🛑", "max_steps": "⏱️"}
-
-
-class SecretMasker:
-    """Replaces secret values by their ``{{secret:NAME}}`` placeholders in any text."""
-
-    def __init__(self, secrets: Mapping[str, str] | None = None):
-        # Longest first, so a secret containing another is masked whole.
-        self._pairs = sorted(((v, n) for n, v in (secrets or {}).items() if v), key=lambda p: -len(p[0]))
-
-    def __call__(self, text: str) -> str:
-        for value, name in self._pairs:
-            text = text.replace(value, "{{secret:" + name + "}}")
-        return text
 
 
 def summary_artifact_key(session_key: str | None, sku: str | None = None) -> str | None:
@@ -108,11 +96,11 @@ def _tokens(step_or_usage: Any) -> str:
             f"cache read {usage.cache_read_tokens} · cache write {usage.cache_write_tokens}")
 
 
-def step_markdown(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1,
+def step_markdown(step: Step, *, secrets: SecretValues | None = None, attempts: int = 1,
                   image_url: str | None = None) -> str:
     """The step artifact: the page, what the model said, each action and its result, a thumbnail
     (at ``image_url`` when the picture was stored elsewhere, else inline)."""
-    mask = masker or SecretMasker()
+    mask = (secrets or SecretValues()).scrub
     lines = [f"### Step {step.index}" + (f" — {_one_line(step.title)}" if step.title.strip() else ""), ""]
     lines += [f"Page: {_code(step.url)}", ""]
     if step.model_text.strip():
@@ -151,10 +139,10 @@ def step_markdown(step: Step, *, masker: SecretMasker | None = None, attempts: i
 
 def steps_table(
     steps: Sequence[Step], *, attempts: Mapping[int, int] | None = None,
-    task_ms: Mapping[int, float] | None = None, masker: SecretMasker | None = None,
+    task_ms: Mapping[int, float] | None = None, secrets: SecretValues | None = None,
 ) -> list[dict[str, Any]]:
     """One row per step, for the table artifact."""
-    mask = masker or SecretMasker()
+    mask = (secrets or SecretValues()).scrub
     rows = []
     for step in steps:
         rows.append({
@@ -172,9 +160,9 @@ def steps_table(
     return rows
 
 
-def summary_markdown(result: "WebtaskResult", *, task: str, masker: SecretMasker | None = None) -> str:
+def summary_markdown(result: "WebtaskResult", *, task: str, secrets: SecretValues | None = None) -> str:
     """The run summary: status, feedback, output, steps, tokens, time."""
-    mask = masker or SecretMasker()
+    mask = (secrets or SecretValues()).scrub
     status = result.status.value
     first_line = _clip(_one_line(task.strip().splitlines()[0] if task.strip() else ""), 200)
     # What happened comes first: for a failed task, that is why it failed.
@@ -206,13 +194,13 @@ def summary_markdown(result: "WebtaskResult", *, task: str, masker: SecretMasker
 # ---- publishing (inside an async flow / task: the a-prefixed functions) ----
 
 
-async def publish_step_artifact(step: Step, *, masker: SecretMasker | None = None, attempts: int = 1,
+async def publish_step_artifact(step: Step, *, secrets: SecretValues | None = None, attempts: int = 1,
                                 screenshots: "ScreenshotStore | None" = None) -> Any:
     """The step's markdown artifact; with a screenshot store, its picture is also an image artifact."""
     from prefect.artifacts import acreate_image_artifact, acreate_markdown_artifact
     from prefect.context import FlowRunContext
 
-    mask = masker or SecretMasker()
+    mask = (secrets or SecretValues()).scrub
     description = mask(_clip(f"Step {step.index}: {step.summary()}", 500))
     image_url = None
     context = FlowRunContext.get()
@@ -220,7 +208,7 @@ async def publish_step_artifact(step: Step, *, masker: SecretMasker | None = Non
         image_url = await screenshots.put(str(context.flow_run.id), step.index, step.screenshot)
         await acreate_image_artifact(image_url, description=f"The page at step {step.index}")
     return await acreate_markdown_artifact(
-        step_markdown(step, masker=mask, attempts=attempts, image_url=image_url), key=None, description=description
+        step_markdown(step, secrets=secrets, attempts=attempts, image_url=image_url), key=None, description=description
     )
 
 
@@ -231,20 +219,20 @@ async def publish_run_artifacts(
     task: str,
     attempts: Mapping[int, int] | None = None,
     task_ms: Mapping[int, float] | None = None,
-    masker: SecretMasker | None = None,
+    secrets: SecretValues | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> tuple[Any, Any]:
     """The steps table (no key) and the summary (keyed per session or listing, see
     :func:`summary_artifact_key`); returns their ids."""
     from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 
-    mask = masker or SecretMasker()
-    rows = steps_table(list(steps), attempts=attempts, task_ms=task_ms, masker=mask)
+    mask = (secrets or SecretValues()).scrub
+    rows = steps_table(list(steps), attempts=attempts, task_ms=task_ms, secrets=secrets)
     table_id = await acreate_table_artifact(
         rows, key=None, description=f"Steps of the webtask ({result.status.value}, {result.steps} steps)"
     )
     summary_id = await acreate_markdown_artifact(
-        summary_markdown(result, task=task, masker=mask),
+        summary_markdown(result, task=task, secrets=secrets),
         key=summary_artifact_key(result.session_key, (labels or {}).get("sku")),
         description=mask(_clip(f"webtask {result.status.value}: {_one_line(result.feedback)}", 500)),
     )

@@ -35,7 +35,7 @@ from flows.batch_login import announce_login, plan_login, start_shared_login
 from flows.batch_models import ListingResult
 from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
 from flows.batch_starts import SubflowStarts
-from flows.browser_runtime import SharedBrowser
+from webtask_core.browser.runtime import SharedBrowser
 from flows.events import emit_batch_event
 from flows.manifest import BatchInput, load_batch_input
 

@@ -1,13 +1,15 @@
 """One agent step as a retryable Prefect task.
 
-The task wraps ``Worker.step``. It is awaited in the flow's event loop (the browser lives there; never
-``.submit()`` it), uses ``NO_CACHE``, and retries with exponential backoff and jitter on
+The task wraps :meth:`webtask_core.task_run.TaskRun.step` — the same step ``Agent.do`` loops over. It
+is awaited in the flow's event loop (the browser lives there; never ``.submit()`` it), uses
+``NO_CACHE``, and retries with exponential backoff and jitter on
 :class:`~webtask_core.errors.TransientError` only (model overloaded / rate limited, network, browser
 crashed). What the model got wrong never reaches Prefect: the worker turns it into a tool result.
 
-A retried step first relaunches a dead browser (storage state and URL restored from the snapshot of
-the last successful step), then calls ``Worker.step`` again, which observes the page afresh; a step
-that failed before committing left the task context untouched, so nothing is recorded twice.
+A retried step is the TaskRun's retry: it reopens what failed (a dead tab from the snapshot of the
+last good step; a page that failed gets a fresh tab, then a blank one) and observes the page afresh;
+a step that failed before committing left the task untouched, so nothing is recorded twice, and one
+that committed before the artifact failed is not asked of the model again.
 """
 
 from __future__ import annotations
@@ -21,16 +23,15 @@ from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import exponential_backoff
 
-from webtask_core.errors import ConfigError, ModelTransientError, TransientError
+from webtask_core.errors import ConfigError, TransientError
+from webtask_core.secrets import SecretValues
 from webtask_core.session import Step
 
-from .artifacts import SecretMasker, publish_step_artifact
+from .artifacts import publish_step_artifact
 
 if TYPE_CHECKING:
-    from webtask_core.task_context import TaskContext
-    from webtask_core.worker import Worker
+    from webtask_core.task_run import TaskRun
 
-    from .browser_runtime import BrowserRuntime
     from .screenshots import ScreenshotStore
 
 __all__ = [
@@ -49,7 +50,8 @@ STEP_RETRY_JITTER = 0.5
 
 
 class StepRun:
-    """Everything a step task needs, handed to it as one parameter.
+    """Everything a step task needs, handed to it as one parameter: the task run, and what the
+    flow records around it.
 
     A plain class on purpose: Prefect walks task parameters looking for futures and states, and does
     not descend into arbitrary objects (the browser, the task context).
@@ -57,28 +59,21 @@ class StepRun:
 
     def __init__(
         self,
-        worker: "Worker",
-        ctx: "TaskContext",
-        browser: "BrowserRuntime",
+        task_run: "TaskRun",
         *,
-        masker: SecretMasker | None = None,
+        secrets: SecretValues | None = None,
         artifacts: bool = True,
         screenshots: "ScreenshotStore | None" = None,
     ):
-        self.worker = worker
-        self.ctx = ctx
-        self.browser = browser
-        self.masker = masker or SecretMasker()
+        self.task_run = task_run
+        self.secrets = secrets or SecretValues()  # artifacts are scrubbed with the worker's own secrets
         self.artifacts = artifacts
         self.screenshots = screenshots  # where step pictures get a URL (None: inline in the markdown)
         self.attempts: dict[int, int] = {}  # step index -> task attempts (1 = no retry)
-        # step index -> milliseconds spent in the task outside Worker.step (last attempt)
-        self.bookkeeping_ms: dict[int, dict[str, float]] = {}
-        # Failures of the page or browser (not the model) in a row: the retry gets a fresh tab.
-        self.page_failures = 0
+        self.artifact_ms: dict[int, float] = {}  # step index -> publishing its artifact (last attempt)
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
-        return f"StepRun(task={self.ctx.task[:40]!r}, steps_used={self.ctx.steps_used})"
+        return f"StepRun({self.task_run!r})"
 
 
 def is_transient_failure(task: Any, task_run: Any, state: Any) -> bool:
@@ -110,41 +105,14 @@ def _exception_of(state: Any) -> BaseException | None:
     retry_condition_fn=is_transient_failure,
 )
 async def run_step(run: StepRun, index: int) -> Step:
-    """Step ``index`` of the task: relaunch a dead browser, observe, ask the model, act, record."""
+    """Step ``index`` of the task (reopen what failed, observe, ask the model, act), then its artifact."""
     run.attempts[index] = run.attempts.get(index, 0) + 1
-    ctx = run.ctx
-    if ctx.steps_used >= index:
-        # An earlier attempt committed this step and failed afterwards (saving the snapshot):
-        # do not ask the model again, only finish the bookkeeping.
-        step = ctx.steps[index - 1]
-        await run.browser.ensure_alive(ctx.current_url)
-    else:
-        if index != ctx.next_index:
-            raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
-        try:
-            if run.page_failures:
-                # A page stuck in a script or a load can keep failing in the same tab: retry in a
-                # fresh one at the last good URL, then on a blank page (the URL may be the problem).
-                await run.browser.reopen(ctx.current_url, blank=run.page_failures > 1)
-            else:
-                await run.browser.ensure_alive(ctx.current_url)
-            step = await run.worker.step(ctx)
-        except TransientError as error:
-            if not isinstance(error, ModelTransientError):
-                run.page_failures += 1
-            raise
-        run.page_failures = 0
-    snapshot_started = time.perf_counter()
-    await run.browser.snapshot()
-    artifact_started = time.perf_counter()
+    step = await run.task_run.step(index)
+    started = time.perf_counter()
     if run.artifacts:
-        await publish_step_artifact(step, masker=run.masker, attempts=run.attempts[index],
+        await publish_step_artifact(step, secrets=run.secrets, attempts=run.attempts[index],
                                     screenshots=run.screenshots)
-    done = time.perf_counter()
-    run.bookkeeping_ms[index] = {
-        "snapshot": round((artifact_started - snapshot_started) * 1000.0, 2),
-        "artifact": round((done - artifact_started) * 1000.0, 2),
-    }
+    run.artifact_ms[index] = round((time.perf_counter() - started) * 1000.0, 2)
     return step
 
 

@@ -9,7 +9,8 @@ In order, so that bad input fails before a browser starts: check the parameters,
 blocks, take the session key's lock and load the stored session, download the resources, set up the
 model client (then, with ``login_session_key``, read a shared login's cookies), start the task
 context; only then open the browser — a Chromium of its own, or a context in the batch's
-:class:`~flows.browser_runtime.SharedBrowser`. Whatever happens, the tab (and an own Chromium) is
+:class:`~webtask_core.browser.runtime.SharedBrowser`; the steps are a
+:class:`~webtask_core.task_run.TaskRun`, the loop Agent.do runs too. Whatever happens, the tab (and an own Chromium) is
 closed, the resource folder removed and the lock released. The model endpoint and key come from the
 environment (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``), so deployments and tests run the same
 code; every parameter is JSON, so deployments can pass them.
@@ -29,21 +30,20 @@ from prefect.states import Completed, Failed
 from pydantic import SecretStr
 
 from webtask_core.agent import check_start_url
-from webtask_core.errors import BrowserCrashedError, ConfigError, SessionFormatError
+from webtask_core.browser.runtime import BrowserRuntime
+from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
-from webtask_core.secrets import SecretValues
 from webtask_core.resources import validate_resource_name
 from webtask_core.session import WorkerSession
 from webtask_core.storage import SessionStore, validate_session_key
-from webtask_core.task_context import TaskContext
+from webtask_core.task_run import TaskRun
 from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 
-from .artifacts import SecretMasker, publish_run_artifacts
+from .artifacts import publish_run_artifacts
 from .batch_starts import note_run_started
-from .browser_runtime import BrowserRuntime
 from .events import emit_task_event
 from .resources import downloaded_resources
 from .screenshots import screenshot_store_from_env
@@ -114,8 +114,6 @@ async def run_webtask(
                                 model=model, output_schema=output_schema, labels=labels)
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
     secret_values = await load_secrets(secrets)
-    masker = SecretMasker(secret_values)
-    scrubber = SecretValues(secret_values)
     options = WorkerOptions(
         secrets={name: SecretStr(value) for name, value in secret_values.items()},
         # Secrets are typed only where navigation may go.
@@ -149,11 +147,12 @@ async def run_webtask(
                            block_requests=block_requests)
         )
         worker = Worker(llm, browser.current_session, options=options)
+        scrub = worker.secrets.scrub  # everything logged, stored or shown is scrubbed of the values
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
-
-        await browser.open(start_url or last_url)
-        step_run = StepRun(worker, ctx, browser, masker=masker, screenshots=screenshots)
+        task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url)
+        await task_run.start()  # a start URL that cannot be opened fails here, before any model call
+        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots)
         run_step = step_task()
         task_ms: dict[int, float] = {}
         while not ctx.finished:
@@ -161,17 +160,17 @@ async def run_webtask(
             step_started = time.perf_counter()
             step = await run_step(step_run, index)
             task_ms[index] = round((time.perf_counter() - step_started) * 1000.0, 2)
-            logger.info("step %d: %s", index, masker(step.summary()))
+            logger.info("step %d: %s", index, scrub(step.summary()))
 
-        session = await _finish(worker, ctx, browser)
+        session = await task_run.finish()
         if session_key and store is not None:
             state, url = await browser.final_state()
             url = url or session.final_url
             # A GET form can put a secret in the URL, a site can keep it in a cookie: neither is stored.
-            if url and scrubber.contains(url):
+            if url and worker.secrets.contains(url):
                 url = None
             if state:
-                state, dropped = scrubber.drop_secret_entries(state)
+                state, dropped = worker.secrets.drop_secret_entries(state)
                 if dropped:
                     logger.info("Not storing %d cookie/storage entr(ies) that hold a secret", dropped)
             await save_session(session_key, session, storage_state=state, last_url=url, store=store)
@@ -181,10 +180,10 @@ async def run_webtask(
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches)
     await publish_run_artifacts(result, session.steps, task=task,
-                                attempts=step_run.attempts, task_ms=task_ms, masker=masker, labels=labels)
+                                attempts=step_run.attempts, task_ms=task_ms, secrets=worker.secrets, labels=labels)
     emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
                     steps_used=result.steps, max_steps=result.max_steps, labels=labels)
-    logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, masker(result.feedback))
+    logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, scrub(result.feedback))
     if result.ok:
         return Completed(message=result.feedback, data=result)  # type: ignore[return-value]
     return Failed(  # type: ignore[return-value]
@@ -281,17 +280,6 @@ async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
     return values
 
 
-async def _finish(worker: Worker, ctx: TaskContext, browser: BrowserRuntime) -> WorkerSession:
-    """The WorkerSession; the final page is captured when the browser still runs."""
-    if not browser.is_alive:
-        return await worker.finish(ctx, capture=False)
-    try:
-        return await worker.finish(ctx)
-    except BrowserCrashedError as exc:
-        get_run_logger().warning("The browser died after the last step (%s); no final page captured", exc)
-        return await worker.finish(ctx, capture=False)
-
-
 def _result(
     session: WorkerSession,
     step_run: StepRun,
@@ -302,14 +290,15 @@ def _result(
     flow_run_id: str | None,
     relaunches: int,
 ) -> WebtaskResult:
-    attempts = step_run.attempts
+    attempts, scrub = step_run.attempts, step_run.secrets.scrub
+    snapshot_ms = step_run.task_run.snapshot_ms
     timings = [
         StepTiming(
-            index=step.index, url=step_run.masker(step.url), ok=step.ok and step.error is None,
+            index=step.index, url=scrub(step.url), ok=step.ok and step.error is None,
             attempts=attempts.get(step.index, 1), observe_ms=step.timings.observe_ms,
             model_ms=step.timings.model_ms, act_ms=step.timings.act_ms, step_ms=step.timings.total_ms,
-            snapshot_ms=step_run.bookkeeping_ms.get(step.index, {}).get("snapshot", 0.0),
-            artifact_ms=step_run.bookkeeping_ms.get(step.index, {}).get("artifact", 0.0),
+            snapshot_ms=snapshot_ms.get(step.index, 0.0),
+            artifact_ms=step_run.artifact_ms.get(step.index, 0.0),
             task_ms=task_ms.get(step.index, 0.0),
         )
         for step in session.steps
@@ -317,14 +306,14 @@ def _result(
     return WebtaskResult(
         status=session.status,
         output=session.output,
-        feedback=step_run.masker(session.feedback),
+        feedback=scrub(session.feedback),
         steps=session.steps_used,
         max_steps=session.max_steps,
         usage=session.usage,
         tokens=session.usage.total_tokens,
         step_timings=timings,
         duration_s=round(time.perf_counter() - started, 3),
-        final_url=step_run.masker(session.final_url),
+        final_url=scrub(session.final_url),
         session_key=session_key,
         flow_run_id=flow_run_id,
         step_retries=sum(count - 1 for count in attempts.values()),

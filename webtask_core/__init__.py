@@ -19,6 +19,7 @@ __all__ = [
     "WorkerSession",
     "WorkerStatus",
     "TaskContext",
+    "TaskRun",
     "Step",
 ]
 
@@ -32,12 +33,14 @@ _WHERE = {
     "WorkerStatus": "webtask_core.session",
     "Step": "webtask_core.session",
     "TaskContext": "webtask_core.task_context",
+    "TaskRun": "webtask_core.task_run",
 }
 
 if TYPE_CHECKING:
     from webtask_core.agent import Agent, AgentResult, StepOutcome
     from webtask_core.session import Step, WorkerSession, WorkerStatus
     from webtask_core.task_context import TaskContext
+    from webtask_core.task_run import TaskRun
     from webtask_core.worker import Worker, WorkerOptions
 
 

@@ -5,7 +5,9 @@
         result = await agent.do("List the item ...", output_schema=Listing)
 
 ``async with`` always closes what the agent opened (its own Browser when none was given, or the tab
-it opened in a given Browser). A BrowserSession passed in stays the caller's to close.
+it opened in a given Browser). A BrowserSession passed in stays the caller's to close. Each task is
+a :class:`~webtask_core.task_run.TaskRun` in the agent's browser runtime (the same loop the Prefect
+flow runs), plus the retry loop of :meth:`Agent.run_step`.
 
 Hardening: ``secrets={"shop_password": ...}`` are typed where the model writes
 ``{{secret:shop_password}}`` and scrubbed from everything the model sees and the session records;
@@ -24,7 +26,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
-from webtask_core.errors import ActionError, ConfigError, ModelTransientError, TransientError
+from webtask_core.errors import ConfigError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.progress import Phase, ProgressCallback
@@ -32,17 +34,17 @@ from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
 from webtask_core.session import Step, WorkerSession, WorkerStatus
 from webtask_core.task_context import TaskContext
+from webtask_core.task_run import TaskRun
 from webtask_core.tools import OutputSchema
 from webtask_core.worker import Worker, WorkerOptions
 
 if TYPE_CHECKING:
     from webtask_core.browser import Browser, BrowserConfig, BrowserSession
+    from webtask_core.browser.runtime import BrowserRuntime
 
 __all__ = ["Agent", "AgentResult", "StepOutcome", "check_start_url"]
 
 logger = logging.getLogger(__name__)
-
-_SNAPSHOT_TIMEOUT_S = 3.0
 
 PathLike = str | os.PathLike[str]
 
@@ -98,12 +100,10 @@ class Agent:
         self.persist_context = persist_context
         self.start_url = check_start_url(start_url, self.allowed_domains)
         self._browser_config = browser_config
-        self._browser: Browser | None = None
-        self._session: BrowserSession | None = None
-        self._owns_browser = self._owns_session = False
+        self._given: dict[str, Any] = {}
         if browser is not None:
             if hasattr(browser, "new_session"):
-                self._browser = browser  # type: ignore[assignment]
+                self._given = {"browser": browser}
             elif hasattr(browser, "observe"):
                 if self.allowed_domains:
                     raise ConfigError(
@@ -111,108 +111,45 @@ class Agent:
                         "a BrowserSession passed in keeps its own rules: give allowed_domains to "
                         "browser.new_session(), or pass the Browser instead",
                     )
-                self._session = browser  # type: ignore[assignment]
+                self._given = {"tab": browser}
             else:
                 raise ConfigError("browser", f"expected a Browser or a BrowserSession, got {type(browser).__name__}")
+        self._runtime = self._new_runtime()
         self._resources = ResourceSet(resources)
-        self.worker = Worker(llm, self._current_session, options=_with_secrets(options, secrets, self.allowed_domains),
-                             progress=progress)
+        # The tab can be replaced between steps (a crash, a stuck page): the worker asks for it each step.
+        self.worker = Worker(llm, lambda: self._runtime.current_session(),
+                             options=_with_secrets(options, secrets, self.allowed_domains), progress=progress)
         self.last_session: WorkerSession | None = None
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None
-        self._visit_start_url = False
+        self._run: TaskRun | None = None
         self._finalised = False
-        # Where a relaunched browser resumes: cookies / local storage and URL after the last step.
-        self._storage_snapshot: dict[str, Any] | None = None
-        self._url_snapshot = ""
-        self.relaunches = 0
-        self._fresh_tab_needed = False  # the page failed (stuck, crashed): retry in a new tab
-        self._resume_blank = False  # ... on a blank page, when the last URL itself keeps failing
+
+    def _new_runtime(self) -> "BrowserRuntime":
+        from webtask_core.browser.runtime import BrowserRuntime
+
+        return BrowserRuntime(self._browser_config, allowed_domains=list(self.allowed_domains) or None,
+                              block_requests=self.block_requests, **self._given)
 
     # ---- browser lifecycle ----
 
     async def __aenter__(self) -> "Agent":
-        await self._ensure_session()
+        await self._runtime.open()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        """Close the tab and browser this agent opened (never ones the caller passed in)."""
-        session = self._session if self._owns_session else None
-        browser = self._browser if self._owns_browser else None
-        if self._owns_session:
-            self._session = None
-        if self._owns_browser:
-            self._browser = None
-        self._owns_session = self._owns_browser = False
-        try:
-            if session is not None:
-                await session.close()
-        finally:
-            if browser is not None:
-                await browser.close()
+        """Close the tab and browser this agent opened (never ones the caller passed in); the agent
+        starts afresh (no cookies kept) if it is used again."""
+        runtime, self._runtime = self._runtime, self._new_runtime()
+        await runtime.close()
 
-    def _current_session(self) -> "BrowserSession":
-        if self._session is None:
-            raise RuntimeError("the agent has no browser session yet (use `async with Agent(...)` or do())")
-        return self._session
-
-    async def _ensure_session(self) -> "BrowserSession":
-        if self._session is not None:
-            if self._owns_session and (self._fresh_tab_needed or not self._session.is_alive):
-                await self._relaunch()  # ours died or got stuck (a crash, a killed process): start again
-            return self._session  # type: ignore[return-value]
-        await self._open_session()
-        return self._session  # type: ignore[return-value]
-
-    async def _open_session(self, storage_state: dict[str, Any] | None = None) -> None:
-        if self._browser is None:
-            from webtask_core.browser import Browser, BrowserConfig
-
-            self._browser = await Browser.launch(self._browser_config or BrowserConfig())
-            self._owns_browser = True
-        self._session = await self._browser.new_session(
-            storage_state=storage_state,
-            allowed_domains=list(self.allowed_domains) or None,
-            block_requests=self.block_requests,
-        )
-        self._owns_session = True
-
-    async def _relaunch(self) -> None:
-        """A fresh tab (and Chromium, when ours died) with the last step's cookies, at its URL."""
-        dead, self._session, self._owns_session = self._session, None, False
-        assert dead is not None
-        # A tab that is alive but stuck (a script spinning) is stuck on its URL: do not go back there.
-        stuck_url = dead.url if dead.is_alive else None
-        await dead.close()  # safe after a crash
-        if self._owns_browser and self._browser is not None and not self._browser.is_alive:
-            browser, self._browser, self._owns_browser = self._browser, None, False
-            await browser.close()  # removes what the dead Chromium left behind
-        await self._open_session(storage_state=self._storage_snapshot)
-        self.relaunches += 1
-        ctx = self.task_context
-        url = self._url_snapshot or (ctx.current_url if ctx is not None else "")
-        resume_blank, self._resume_blank, self._fresh_tab_needed = self._resume_blank, False, False
-        if resume_blank or url == stuck_url:
-            logger.warning("the page kept failing; the retried step starts on a blank page")
-        elif url and url != "about:blank" and not self._visit_start_url:
-            try:
-                await self._session.navigate(url)  # type: ignore[union-attr]
-            except ActionError as error:  # the page is gone now: the model sees where the tab is
-                logger.warning("after relaunching the browser, %s could not be opened again: %s", url, error)
-
-    async def _snapshot(self, session: "BrowserSession") -> None:
-        """Remember cookies, local storage and the URL, so a relaunch can resume (our session only)."""
-        if not self._owns_session:
-            return
-        try:
-            # Bounded: reading local storage waits on the page, which may be stuck in a script.
-            self._storage_snapshot = await asyncio.wait_for(session.storage_state(), timeout=_SNAPSHOT_TIMEOUT_S)
-            self._url_snapshot = session.url
-        except (TransientError, TimeoutError) as error:  # the next step relaunches if it must
-            logger.warning("could not save the browser state after the step: %s", error or "timed out")
+    @property
+    def relaunches(self) -> int:
+        """How often the agent's tab was reopened (after a crash or a stuck page)."""
+        return self._runtime.relaunches
 
     # ---- resources (agent-scoped; a task's own resources win on a name clash) ----
 
@@ -268,18 +205,19 @@ class Agent:
             max_steps=max_steps,
             previous_session=previous,
         )
-        self._visit_start_url = self.start_url is not None and previous is None
+        # A task continuing the last one's conversation stays on its page.
+        start_url = self.start_url if previous is None else None
+        self._run = TaskRun(self.worker, self.task_context, self._runtime, start_url=start_url)
         self._finalised = False
         return self.task_context
 
     async def run_step(self, *, retry: bool = False) -> StepOutcome:
         """One step of the current task; when it ends, ``last_session`` / ``last_result`` are set.
 
-        A TransientError leaves the task as it was: call run_step() again to retry the step (or, if
-        the step had ended the task and only the final capture failed, to finish it). With ``retry``
-        the agent does that itself: a step that fails for an infrastructure reason (model
-        overloaded, rate limited or timing out; the browser crashed) is retried up to
-        ``step_retries`` times with backoff, relaunching a browser the agent owns; after that the
+        A TransientError leaves the task as it was: call run_step() again to retry the step (the
+        TaskRun reopens what failed). With ``retry`` the agent does that itself: a step that fails
+        for an infrastructure reason (model overloaded, rate limited or timing out; the browser
+        crashed) is retried up to ``step_retries`` times with backoff; after that the
         TransientError is raised.
         """
         failures = 0
@@ -295,41 +233,27 @@ class Agent:
                 if self.task_context is not None:
                     self.worker.report(self.task_context, Phase.retrying,
                                        f"{error}; retry {failures} of {self.step_retries} in {delay:g} s")
-                if not isinstance(error, ModelTransientError):
-                    # The page or the browser failed, not the model: retry in a fresh tab, at the last
-                    # good URL first, then on a blank page (the URL itself may be what keeps failing).
-                    self._fresh_tab_needed = True
-                    self._resume_blank = failures > 1
                 await asyncio.sleep(delay)
 
     async def _run_step(self) -> StepOutcome:
-        ctx = self.task_context
-        if ctx is None:
+        run, ctx = self._run, self.task_context
+        if run is None or ctx is None:
             raise RuntimeError("no task: call set_task() first")
         if ctx.finished and self._finalised:
             raise RuntimeError("the task is finished; call set_task() for another")
-        session = await self._ensure_session()
-        if not ctx.finished:
-            if self._visit_start_url:
-                try:
-                    await session.navigate(self.start_url)  # type: ignore[arg-type]
-                except ActionError as exc:
-                    raise ConfigError("start_url", f"cannot open {self.start_url!r}: {exc}") from exc
-                self._visit_start_url = False
-            step = await self.worker.step(ctx)
-            await self._snapshot(session)
-        else:
-            step = ctx.steps[-1]
+        if run.runtime is not self._runtime:  # the agent was closed and used again: a fresh tab
+            run.runtime = self._runtime
+        step = await run.step() if not ctx.finished else ctx.steps[-1]
         if ctx.finished:
-            await self._finalise(ctx)
+            await self._finalise(run)
         return StepOutcome(step, ctx.finished)
 
-    async def _finalise(self, ctx: TaskContext) -> None:
-        session_record = await self.worker.finish(ctx)
+    async def _finalise(self, run: TaskRun) -> None:
+        session_record = await run.finish()
         self.last_session = session_record
         self.last_result = AgentResult(
             status=session_record.status,
-            output=ctx.output_spec.to_user(session_record.output),
+            output=run.ctx.output_spec.to_user(session_record.output),
             feedback=session_record.feedback,
             steps=session_record.steps_used,
             usage=session_record.usage,

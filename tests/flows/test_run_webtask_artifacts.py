@@ -8,7 +8,6 @@ import pytest
 
 from flows.artifacts import (
     ARTIFACT_KEY_PATTERN,
-    SecretMasker,
     step_markdown,
     steps_table,
     summary_artifact_key,
@@ -16,6 +15,7 @@ from flows.artifacts import (
 )
 from flows.run_result import WebtaskResult
 from webtask_core.llm.types import Usage
+from webtask_core.secrets import SecretValues
 from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerStatus
 
 SECRET = "hunter2-very-secret"
@@ -38,7 +38,7 @@ def _step() -> Step:
 
 
 def test_step_markdown_shows_everything_and_no_secret():
-    text = step_markdown(_step(), masker=SecretMasker({"shop_password": SECRET}), attempts=2)
+    text = step_markdown(_step(), secrets=SecretValues({"shop_password": SECRET}), attempts=2)
     assert SECRET not in text
     assert text.startswith("### Step 3 — Log in | Shop")
     assert "> Typing the password." in text and "{{secret:shop_password}}" in text
@@ -56,7 +56,7 @@ def test_backticks_in_parameters_keep_the_inline_code_intact():
 
 
 def test_table_and_summary():
-    rows = steps_table([_step()], attempts={3: 2}, task_ms={3: 1300.4}, masker=SecretMasker({"p": SECRET}))
+    rows = steps_table([_step()], attempts={3: 2}, task_ms={3: 1300.4}, secrets=SecretValues({"p": SECRET}))
     assert rows[0]["step"] == 3 and rows[0]["attempts"] == 2 and rows[0]["task_ms"] == 1300
     assert rows[0]["ok"] is False and SECRET not in str(rows)
     result = WebtaskResult(status=WorkerStatus.aborted, feedback="gave up", steps=3, max_steps=20,

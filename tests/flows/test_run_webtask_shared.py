@@ -21,7 +21,7 @@ from flow_helpers import (
 )
 from prefect import flow
 
-from flows.browser_runtime import BrowserRuntime, SharedBrowser, active_shared_browser
+from webtask_core.browser.runtime import BrowserRuntime, SharedBrowser, active_shared_browser
 from flows.webtask_flow import run_webtask
 from flows.run_result import webtask_result
 from webtask_core.browser import Browser

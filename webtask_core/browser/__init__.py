@@ -6,12 +6,15 @@ See docs/internals.md §2 for the contract.
 from webtask_core.browser.chromium import CHROMIUM_ARGS, ChromiumNotFound, find_chromium
 from webtask_core.browser.launch import Browser
 from webtask_core.browser.models import BrowserConfig, ElementInfo, Observation, TabInfo
+from webtask_core.browser.runtime import BrowserRuntime, SharedBrowser
 from webtask_core.browser.session import BrowserSession
 
 __all__ = [
     "Browser",
     "BrowserConfig",
     "BrowserSession",
+    "BrowserRuntime",
+    "SharedBrowser",
     "Observation",
     "ElementInfo",
     "TabInfo",

@@ -70,7 +70,7 @@ _BAD_VALUES: list[tuple[str, dict[str, object]]] = [
     ("navigate", {"url": "not a url at all"}),
     ("navigate", {"url": "http://"}),
     ("scroll", {"direction": "down", "amount": 11}),
-    ("wait_for", {}),
+    ("wait_for", {"timeout_s": -1}),  # (with neither text nor element it waits for the page to settle)
     ("wait_for", {"text": "x", "element_id": "button-1"}),
     ("wait_for", {"text": "never on the page", "timeout_s": 16}),
     ("switch_tab", {"tab_index": 99}),

@@ -34,12 +34,12 @@ async def test_async_with_launches_its_own_browser_and_always_closes_it(shop):
     async with fake_model(ReplayPolicy([ToolUse("click", {"element_id": "button-99"})])) as (_, llm):
         with pytest.raises(RuntimeError, match="boom"):
             async with Agent(llm, start_url=shop.url("/login")) as agent:
-                browser = agent._browser
+                browser = agent._runtime._own_browser  # the Chromium the agent launched
                 result = await agent.do("Log in.", max_steps=1)
                 assert result.status is WorkerStatus.max_steps
                 assert "button-99" in result.feedback
                 raise RuntimeError("boom")
-    assert browser is not None and not browser.is_alive and agent._browser is None
+    assert browser is not None and not browser.is_alive and agent._runtime._own_browser is None
 
 
 async def test_a_given_session_stays_open(tab, shop):

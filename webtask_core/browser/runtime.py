@@ -1,15 +1,16 @@
-"""The flow run's browser: one tab (a BrowserContext) for the task, reopened after a crash.
+"""The tab a task runs in, kept alive: opened in the right browser, snapshotted after every good
+step, reopened after a crash. What the Agent and the Prefect flow both run their tasks in.
 
-The browser lives in the flow-run process, on the flow's event loop. After every successful step
-the runtime keeps a snapshot of the storage state (cookies, local storage) and the URL, so a step
-retried after a crash can open a fresh context that is still logged in, on the same page.
+Where the tab comes from, by what the caller gave:
 
-By default each runtime launches its own Chromium. Inside ``async with SharedBrowser():`` every
-runtime on that event loop opens its context in the one shared Chromium instead (a batch runs many
-listings this way: ~1 s and ~200 MiB less per listing in flight). The shared browser is launched on
-first use, never closed by a runtime, and relaunched once under a lock when it died: the listings
-whose contexts died with it get ``BrowserCrashedError``, and their step retries reopen a context in
-the relaunched browser.
+- nothing: a Chromium of the runtime's own, launched on first use, relaunched when it died;
+- a :class:`SharedBrowser` (or one active in an ``async with SharedBrowser():`` block on this event
+  loop): a context in the one shared Chromium, which relaunches itself once when it died;
+- a :class:`Browser`: a context in the caller's browser (never closed or relaunched here);
+- a :class:`BrowserSession`: the caller's tab itself (never closed or reopened here).
+
+After every successful step the runtime keeps a snapshot of the storage state (cookies, local
+storage) and the URL, so a tab reopened after a crash is still logged in and on the same page.
 """
 
 from __future__ import annotations
@@ -20,21 +21,25 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from webtask_core.browser import Browser, BrowserConfig, BrowserSession
-from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError
+from webtask_core.browser.launch import Browser
+from webtask_core.browser.models import BrowserConfig
+from webtask_core.browser.session import BrowserSession
+from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, TransientError
 
 __all__ = ["BrowserRuntime", "SharedBrowser", "active_shared_browser"]
 
-logger = logging.getLogger("webtask.flows.browser")
+logger = logging.getLogger(__name__)
 
-# Pages not worth going back to after a relaunch.
+# Pages not worth going back to after a reopen.
 _BLANK_URLS = ("", "about:blank")
+# Reading local storage waits on the page, which may be stuck in a script: a snapshot is bounded.
+_SNAPSHOT_TIMEOUT_S = 3.0
 
 
 class SharedBrowser:
-    """One Chromium for every ``run-webtask`` run awaited inside ``async with SharedBrowser():``.
+    """One Chromium for every runtime opened inside ``async with SharedBrowser():`` on this event loop.
 
-    In-process subflows (and asyncio tasks created in the block) inherit it through a context
+    Tasks created in the block (and Prefect's in-process subflows) inherit it through a context
     variable. Leaving the block closes the browser, whatever happened inside it.
     """
 
@@ -74,7 +79,7 @@ class SharedBrowser:
         return max(0, self.launches - 1)
 
     def serves_this_loop(self) -> bool:
-        """Playwright objects belong to one event loop: a run on another loop must not use it."""
+        """Playwright objects belong to one event loop: a runtime on another loop must not use it."""
         try:
             return asyncio.get_running_loop() is self._loop
         except RuntimeError:
@@ -82,12 +87,10 @@ class SharedBrowser:
 
     async def browser(self) -> Browser:
         """The running Chromium: launched on first use, relaunched (once, under the lock) when dead.
-
-        Listings that find it dead at the same moment wait for one relaunch and share it.
-        """
+        Tasks that find it dead at the same moment wait for one relaunch and share it."""
         async with self._lock:
             if self._closed:
-                raise BrowserCrashedError("the shared browser was closed (its batch ended)")
+                raise BrowserCrashedError("the shared browser was closed (its block ended)")
             if self._browser is not None and self._browser.is_alive:
                 return self._browser
             if self._browser is not None:
@@ -122,31 +125,38 @@ def active_shared_browser() -> SharedBrowser | None:
 
 
 class BrowserRuntime:
-    """``async with BrowserRuntime(config, ...) as runtime``: ``open`` opens the tab, ``current_session``
-    is the Worker's session provider, ``ensure_alive`` reopens it, ``close`` leaves nothing running.
+    """``async with BrowserRuntime(...) as runtime``: ``open`` opens the tab, ``current_session`` is the
+    Worker's session provider, ``ensure_alive`` / ``reopen`` replace a failed tab, ``snapshot`` keeps
+    what a reopened tab resumes from, ``close`` leaves nothing of the runtime's own running.
 
-    ``shared``: the SharedBrowser to open the context in; default: the active one, if any, else a
-    Chromium of this runtime's own.
+    Give at most one of ``browser`` (a caller's Browser), ``tab`` (a caller's BrowserSession) and
+    ``shared``; with none, the active SharedBrowser of this event loop, else a Chromium of its own.
     """
 
     def __init__(
         self,
         config: BrowserConfig | None = None,
         *,
+        browser: Browser | None = None,
+        tab: BrowserSession | None = None,
+        shared: SharedBrowser | None = None,
         storage_state: dict[str, Any] | None = None,
         allowed_domains: Sequence[str] | None = None,
         block_requests: bool = False,
-        shared: SharedBrowser | None = None,
     ):
+        if sum(given is not None for given in (browser, tab, shared)) > 1:
+            raise ConfigError("browser", "give at most one of a Browser, a BrowserSession and a SharedBrowser")
         self.config = config or BrowserConfig()
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.block_requests = block_requests
         self.storage_state_snapshot: dict[str, Any] | None = storage_state
         self.url_snapshot: str = ""
         self.relaunches = 0
-        self.shared = shared if shared is not None else active_shared_browser()
-        self._browser: Browser | None = None  # only when not shared: this runtime's own Chromium
-        self._session: BrowserSession | None = None
+        self._callers_browser = browser
+        self._callers_tab = tab
+        self.shared = shared if shared is not None else (None if browser or tab else active_shared_browser())
+        self._own_browser: Browser | None = None  # only when neither shared nor the caller's
+        self._session: BrowserSession | None = tab
 
     async def __aenter__(self) -> "BrowserRuntime":
         return self
@@ -154,35 +164,45 @@ class BrowserRuntime:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    # ---- the session the worker uses ----
+    # ---- the tab the worker uses ----
 
     def current_session(self) -> BrowserSession:
         if self._session is None:
-            raise BrowserCrashedError("the flow run has no browser session (it was closed or never opened)")
+            raise BrowserCrashedError("the task has no browser tab (it was closed or never opened)")
         return self._session
+
+    @property
+    def has_tab(self) -> bool:
+        return self._session is not None
 
     @property
     def is_alive(self) -> bool:
         return self._session is not None and self._session.is_alive
 
+    @property
+    def can_reopen(self) -> bool:
+        """False for a caller's tab: it is the caller's to replace."""
+        return self._callers_tab is None
+
     # ---- lifecycle ----
 
-    async def open(self, url: str | None) -> BrowserSession:
-        """Open the task's tab with the stored storage state and go to ``url``.
+    async def open(self, url: str | None = None) -> BrowserSession:
+        """The task's tab (opened with the snapshot's storage state when there is none yet), at ``url``.
 
-        A browser that dies meanwhile (a shared one can die under another listing) gets one more
-        try in a relaunched browser before the error goes to the caller.
+        A bad ``url`` is a ConfigError("start_url"). A browser that dies meanwhile (a shared one can
+        die under another task) gets one more try in a relaunched browser before the error goes out.
         """
         for attempt in (1, 2):
             try:
-                await self._start_session()
+                if self._session is None:
+                    await self._start_session()
                 if url:
-                    await self._session.navigate(url)  # type: ignore[union-attr]
+                    await self.current_session().navigate(url)
                 break
             except ActionError as exc:
                 raise ConfigError("start_url", f"cannot open {url!r}: {exc}") from exc
             except BrowserCrashedError as exc:
-                if attempt == 2:
+                if attempt == 2 or not self.can_reopen:
                     raise
                 logger.warning("The browser died while the task's tab opened (%s); trying again", exc)
                 await self._discard_dead()
@@ -191,20 +211,25 @@ class BrowserRuntime:
         return self.current_session()
 
     async def ensure_alive(self, fallback_url: str | None = None) -> bool:
-        """Reopen what died (the tab, or the whole browser), restore storage state and URL.
-
-        The URL is the snapshot's (after the last successful step), else ``fallback_url`` (the last
-        URL the task saw). Returns True when it reopened.
-        """
+        """Reopen a dead tab (relaunching a dead browser of our own) at the snapshot's URL, else at
+        ``fallback_url``. Returns True when it reopened."""
         if self.is_alive:
             return False
+        if not self.can_reopen:
+            raise BrowserCrashedError("the browser tab passed to the agent died; it cannot be reopened here")
         logger.warning("The browser died")
         await self.reopen(fallback_url)
         return True
 
     async def reopen(self, fallback_url: str | None = None, *, blank: bool = False) -> None:
-        """Replace the task's tab (relaunching a dead browser), at the snapshot URL unless ``blank``."""
+        """Replace the tab (relaunching a dead browser of our own) at the snapshot's URL, unless
+        ``blank`` or the old tab is alive but stuck on that very URL (a script spinning there)."""
+        if not self.can_reopen:
+            raise BrowserCrashedError("the browser tab passed to the agent failed; it cannot be reopened here")
         target = "" if blank else (self.url_snapshot if self.url_snapshot not in _BLANK_URLS else (fallback_url or ""))
+        old = self._session
+        if old is not None and old.is_alive and target not in _BLANK_URLS and old.url == target:
+            target = ""
         logger.warning("Reopening the task's tab at %s", target or "about:blank")
         await self._discard_dead()
         await self._start_session()
@@ -212,40 +237,49 @@ class BrowserRuntime:
         if target not in _BLANK_URLS:
             try:
                 await self.current_session().navigate(target)
-            except ActionError as exc:  # the model will see where it is
+            except ActionError as exc:  # the model will see where the tab is
                 logger.warning("%s could not be opened again: %s", target, exc)
 
     async def snapshot(self) -> None:
-        """Remember cookies, local storage and the URL (after a successful step)."""
-        session = self.current_session()
-        self.storage_state_snapshot = await session.storage_state()
-        self.url_snapshot = session.url
+        """Remember cookies, local storage and the URL after a successful step (a caller's tab is
+        never reopened here, so it needs none). Bounded; a failure only costs the next reopen an
+        older snapshot."""
+        if not self.can_reopen or self._session is None:
+            return
+        session = self._session
+        try:
+            self.storage_state_snapshot = await asyncio.wait_for(session.storage_state(), timeout=_SNAPSHOT_TIMEOUT_S)
+            self.url_snapshot = session.url
+        except (TransientError, TimeoutError) as error:
+            logger.warning("could not save the browser state after the step: %s", error or "timed out")
 
     async def final_state(self) -> tuple[dict[str, Any] | None, str]:
-        """The storage state and URL to save at the end: live when the browser runs, else the snapshot."""
+        """The storage state and URL to save at the end: live when the tab runs, else the snapshot."""
         if self.is_alive:
-            try:
-                await self.snapshot()
-            except BrowserCrashedError:
-                logger.warning("The browser died at the end of the run; saving the last snapshot")
+            await self.snapshot()
         return self.storage_state_snapshot, self.url_snapshot
 
     async def close(self) -> None:
-        """Close the tab, and Chromium when it is this runtime's own; safe after a crash and when repeated."""
+        """Close the tab and Chromium when they are the runtime's own; safe after a crash and when repeated."""
         try:
             await self._close_session()
         finally:
-            await self._close_browser()
+            await self._close_own_browser()
 
     # ---- helpers ----
 
     async def _start_session(self) -> None:
+        if self._callers_tab is not None:
+            self._session = self._callers_tab
+            return
         if self.shared is not None:
             browser = await self.shared.browser()
+        elif self._callers_browser is not None:
+            browser = self._callers_browser
         else:
-            if self._browser is None:
-                self._browser = await Browser.launch(self.config)
-            browser = self._browser
+            if self._own_browser is None:
+                self._own_browser = await Browser.launch(self.config)
+            browser = self._own_browser
         self._session = await browser.new_session(
             storage_state=self.storage_state_snapshot,
             allowed_domains=self.allowed_domains,
@@ -253,17 +287,17 @@ class BrowserRuntime:
         )
 
     async def _discard_dead(self) -> None:
-        """Drop the dead tab, and this runtime's own Chromium if that died (a shared one relaunches itself)."""
+        """Drop the tab, and our own Chromium if that died (a shared one relaunches itself)."""
         await self._close_session()
-        if self._browser is not None and not self._browser.is_alive:
-            await self._close_browser()
+        if self._own_browser is not None and not self._own_browser.is_alive:
+            await self._close_own_browser()
 
     async def _close_session(self) -> None:
         session, self._session = self._session, None
-        if session is not None:
+        if session is not None and session is not self._callers_tab:
             await session.close()  # safe after a crash
 
-    async def _close_browser(self) -> None:
-        browser, self._browser = self._browser, None
+    async def _close_own_browser(self) -> None:
+        browser, self._own_browser = self._own_browser, None
         if browser is not None:
             await browser.close()

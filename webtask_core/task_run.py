@@ -1,0 +1,104 @@
+"""One task run: the worker's start / step / finish tied to the browser tab the task runs in.
+
+``Agent.do`` is a TaskRun plus a retry loop; the Prefect flow wraps :meth:`TaskRun.step` in its
+retryable step task. Both get the same behaviour from here:
+
+- before the first step the tab is opened at the start URL (a URL that cannot be opened is a
+  ``ConfigError("start_url")``, before any model call);
+- a step that raised a TransientError left the task as it was, and the next call retries it: a
+  dead tab is reopened from the snapshot of the last good step; a page or browser failure gets a
+  fresh tab at the last good URL, and if that fails again, a blank one (the URL itself may be what
+  keeps failing); a failure of the model API keeps the tab;
+- after every good step the tab's cookies, local storage and URL are snapshotted;
+- ``finish`` captures the final page when the browser still runs, and does without when it died.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
+from webtask_core.session import Step, WorkerSession
+
+if TYPE_CHECKING:
+    from webtask_core.browser.runtime import BrowserRuntime
+    from webtask_core.task_context import TaskContext
+    from webtask_core.worker import Worker
+
+__all__ = ["TaskRun"]
+
+
+class TaskRun:
+    """``TaskRun(worker, ctx, runtime, start_url=...)``; ``await step()`` until ``finished``, then ``finish()``.
+
+    ``worker`` must take its browser tab from ``runtime.current_session`` (the tab can be replaced
+    between steps). ``start_url``: where the tab goes before the first step (None: it stays where it
+    is, as when a task continues the last one's conversation).
+    """
+
+    def __init__(self, worker: "Worker", ctx: "TaskContext", runtime: "BrowserRuntime", *,
+                 start_url: str | None = None):
+        self.worker = worker
+        self.ctx = ctx
+        self.runtime = runtime
+        self.start_url = start_url
+        self._started = False
+        # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
+        self.page_failures = 0
+        self.snapshot_ms: dict[int, float] = {}  # step index -> time spent saving the tab's state after it
+
+    def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
+        return f"TaskRun(task={self.ctx.task[:40]!r}, steps_used={self.ctx.steps_used})"
+
+    @property
+    def finished(self) -> bool:
+        return self.ctx.finished
+
+    async def start(self) -> None:
+        """Open the tab at the start URL (done by the first step when not called before)."""
+        await self.runtime.open(self.start_url)
+        self._started = True
+
+    async def step(self, index: int | None = None) -> Step:
+        """Step ``index`` (default: the next one): observe, ask the model, act, snapshot.
+
+        When step ``index`` was committed already (an earlier attempt failed after it, in the
+        caller's own bookkeeping), it is returned as it was: the model is not asked twice.
+        """
+        ctx = self.ctx
+        if index is not None and ctx.steps_used >= index:
+            await self.runtime.ensure_alive(ctx.current_url)
+            return ctx.steps[index - 1]
+        if index is not None and index != ctx.next_index:
+            raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
+        try:
+            await self._prepare_tab()
+            step = await self.worker.step(ctx)
+        except TransientError as error:
+            if not isinstance(error, ModelTransientError):
+                self.page_failures += 1
+            raise
+        self.page_failures = 0
+        started = time.perf_counter()
+        await self.runtime.snapshot()
+        self.snapshot_ms[step.index] = round((time.perf_counter() - started) * 1000.0, 2)
+        return step
+
+    async def _prepare_tab(self) -> None:
+        if not self._started:
+            await self.start()
+        elif self.page_failures and self.runtime.can_reopen:
+            # A page stuck in a script or a load can keep failing in the same tab.
+            await self.runtime.reopen(self.ctx.current_url, blank=self.page_failures > 1)
+        else:
+            await self.runtime.ensure_alive(self.ctx.current_url)
+
+    async def finish(self) -> WorkerSession:
+        """The finished task's record, with the final page when the browser still runs."""
+        if not self.runtime.is_alive:
+            return await self.worker.finish(self.ctx, capture=False)
+        try:
+            return await self.worker.finish(self.ctx)
+        except BrowserCrashedError:  # it died after the last step: the record is complete without it
+            return await self.worker.finish(self.ctx, capture=False)
