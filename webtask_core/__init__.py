@@ -20,6 +20,8 @@ __all__ = [
     "WorkerStatus",
     "TaskContext",
     "Step",
+    "tool",
+    "ToolContext",
 ]
 
 _WHERE = {
@@ -32,12 +34,15 @@ _WHERE = {
     "WorkerStatus": "webtask_core.session",
     "Step": "webtask_core.session",
     "TaskContext": "webtask_core.task_context",
+    "tool": "webtask_core.tools",
+    "ToolContext": "webtask_core.tools",
 }
 
 if TYPE_CHECKING:
     from webtask_core.agent import Agent, AgentResult, StepOutcome
     from webtask_core.session import Step, WorkerSession, WorkerStatus
     from webtask_core.task_context import TaskContext
+    from webtask_core.tools import ToolContext, tool
     from webtask_core.worker import Worker, WorkerOptions
 
 
