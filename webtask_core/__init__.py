@@ -21,6 +21,8 @@ __all__ = [
     "TaskContext",
     "TaskRun",
     "Step",
+    "tool",
+    "ToolContext",
 ]
 
 _WHERE = {
@@ -34,6 +36,8 @@ _WHERE = {
     "Step": "webtask_core.session",
     "TaskContext": "webtask_core.task_context",
     "TaskRun": "webtask_core.task_run",
+    "tool": "webtask_core.tools",
+    "ToolContext": "webtask_core.tools",
 }
 
 if TYPE_CHECKING:
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
     from webtask_core.session import Step, WorkerSession, WorkerStatus
     from webtask_core.task_context import TaskContext
     from webtask_core.task_run import TaskRun
+    from webtask_core.tools import ToolContext, tool
     from webtask_core.worker import Worker, WorkerOptions
 
 

@@ -13,6 +13,9 @@ Hardening: ``secrets={"shop_password": ...}`` are typed where the model writes
 ``{{secret:shop_password}}`` and scrubbed from everything the model sees and the session records;
 ``allowed_domains=["shop.example.com"]`` keeps navigation (and secrets) on those hosts. Bad input is
 rejected by the constructor and by ``do``/``set_task`` before any browser starts.
+
+``tools=[lookup_price, ...]`` adds the caller's own tools (``@tool`` functions, see
+webtask_core/tools/function.py) to the built-in ones in every task.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from webtask_core.secrets import SecretsInput, SecretValue
 from webtask_core.session import Step, WorkerSession, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.task_run import TaskRun
-from webtask_core.tools import OutputSchema
+from webtask_core.tools import OutputSchema, UserTools
 from webtask_core.worker import Worker, WorkerOptions
 
 if TYPE_CHECKING:
@@ -83,6 +86,7 @@ class Agent:
         step_retries: int = 2,
         retry_delay_s: float = 0.5,
         progress: ProgressCallback | None = None,
+        tools: UserTools | None = None,
     ):
         if isinstance(step_retries, bool) or not isinstance(step_retries, int) or step_retries < 0:
             raise ConfigError("step_retries", f"must be an integer >= 0, got {step_retries!r}")
@@ -118,7 +122,8 @@ class Agent:
         self._resources = ResourceSet(resources)
         # The tab can be replaced between steps (a crash, a stuck page): the worker asks for it each step.
         self.worker = Worker(llm, lambda: self._runtime.current_session(),
-                             options=_with_secrets(options, secrets, self.allowed_domains), progress=progress)
+                             options=_with_secrets(options, secrets, self.allowed_domains), progress=progress,
+                             tools=tools)
         self.last_session: WorkerSession | None = None
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None

@@ -20,6 +20,7 @@ a successful step; a step that fails half-way leaves it exactly as it was.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from webtask_core.session import (
     WorkerStatus,
     utc_now,
 )
-from webtask_core.tools import OutputSpec, StepState, ToolRegistry
+from webtask_core.tools import OutputSpec, StepState, Tool, ToolRegistry
 
 if TYPE_CHECKING:
     from webtask_core.browser import Observation
@@ -56,13 +57,14 @@ class TaskContext:
         max_steps: int = 20,
         previous_session: WorkerSession | None = None,
         thresholds: StuckThresholds | None = None,
+        tools: Sequence[Tool] = (),
     ):
         self.task = task
         self.prompts = prompts
         self.resources = resources or ResourceSet()
         self.output_spec = output_spec or OutputSpec()
         self.max_steps = max_steps
-        self.tools = ToolRegistry.default(self.output_spec)
+        self.tools = ToolRegistry.default(self.output_spec, extra=tools)  # tools: the caller's own, checked
         self.history = ActionHistory(thresholds=thresholds or StuckThresholds())
         self.steps: list[Step] = []
         self.started_at: datetime = utc_now()

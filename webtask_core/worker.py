@@ -28,7 +28,7 @@ from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
 from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerSession, WorkerStatus
 from webtask_core.task_context import TaskContext
-from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext
+from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserSession
@@ -61,7 +61,10 @@ class WorkerOptions(BaseModel):
 
 
 class Worker:
-    """``Worker(llm, browser_session_or_provider, options)``; then ``do`` or start/step/finish."""
+    """``Worker(llm, browser_session_or_provider, options, tools=[...])``; then ``do`` or start/step/finish.
+
+    ``tools``: the caller's own tools (``@tool`` functions or Tool instances), offered with the
+    built-in ones in every task; a bad one or a name clash is a ConfigError here."""
 
     def __init__(
         self,
@@ -70,7 +73,9 @@ class Worker:
         *,
         options: WorkerOptions | None = None,
         progress: ProgressCallback | None = None,
+        tools: UserTools | None = None,
     ):
+        self.tools = user_tools(tools)
         self.llm = llm
         self.progress = progress  # told what each step is doing as it happens (webtask_core.progress)
         # A provider lets the caller swap in a relaunched browser between (retried) steps.
@@ -115,6 +120,7 @@ class Worker:
             max_steps=max_steps,
             previous_session=previous_session,
             thresholds=self.options.stuck,
+            tools=self.tools,
         )
 
     async def step(self, ctx: TaskContext) -> Step:

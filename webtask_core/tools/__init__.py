@@ -3,7 +3,8 @@
 from webtask_core.tools.base import StepState, Tool, ToolContext, ToolParams
 from webtask_core.tools.browser_tools import BROWSER_TOOLS, WAIT_FOR_MAX_S
 from webtask_core.tools.control import AbortTool, CompleteTool, OutputSchema, OutputSpec, SetOutputTool
-from webtask_core.tools.registry import CallOutcome, ToolRegistry
+from webtask_core.tools.function import FunctionTool, tool
+from webtask_core.tools.registry import CallOutcome, ToolRegistry, UserTools, user_tools
 
 __all__ = [
     "Tool",
@@ -19,4 +20,8 @@ __all__ = [
     "AbortTool",
     "BROWSER_TOOLS",
     "WAIT_FOR_MAX_S",
+    "tool",
+    "FunctionTool",
+    "UserTools",
+    "user_tools",
 ]

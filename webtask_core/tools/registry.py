@@ -12,22 +12,29 @@ Every result message and URL is scrubbed of secret values before it is returned 
 Playwright error, may quote what was typed into it).
 
 TransientError (model or browser infrastructure) is not caught: it propagates to the step's caller.
+
+The caller's own tools (``Agent(tools=...)``, see tools/function.py) come after the built-in ones;
+:func:`user_tools` checks them once, when the Agent or Worker is built.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from webtask_core.errors import ActionError
+from webtask_core.errors import ActionError, ConfigError
 from webtask_core.llm.types import ToolCall, ToolSpec
 from webtask_core.tools.base import Tool, ToolContext
 from webtask_core.tools.browser_tools import BROWSER_TOOLS
 from webtask_core.tools.control import AbortTool, CompleteTool, OutputSpec, SetOutputTool
+from webtask_core.tools.function import FunctionTool
 
-__all__ = ["CallOutcome", "ToolRegistry", "MAX_RESULT_CHARS"]
+__all__ = ["CallOutcome", "ToolRegistry", "MAX_RESULT_CHARS", "UserTools", "user_tools"]
+
+# What Agent(tools=...) takes: Tool instances (e.g. made with @tool) or plain typed functions.
+UserTools = Iterable[Tool | Callable[..., Any]]
 
 # A tool result longer than this is cut: an error can quote a malformed call's megabytes of input.
 MAX_RESULT_CHARS = 2000
@@ -53,10 +60,11 @@ class ToolRegistry:
         self._specs = [tool.spec() for tool in self._tools.values()]
 
     @classmethod
-    def default(cls, output_spec: OutputSpec | None = None) -> "ToolRegistry":
-        """The §4 tool set; set_output's schema is the task's output schema."""
+    def default(cls, output_spec: OutputSpec | None = None, extra: Sequence[Tool] = ()) -> "ToolRegistry":
+        """The §4 tool set, then ``extra`` (the caller's tools); set_output's schema is the task's
+        output schema."""
         tools: list[Tool] = [tool_class() for tool_class in BROWSER_TOOLS]
-        tools += [SetOutputTool(output_spec or OutputSpec()), CompleteTool(), AbortTool()]
+        tools += [SetOutputTool(output_spec or OutputSpec()), CompleteTool(), AbortTool(), *extra]
         return cls(tools)
 
     @property
@@ -140,6 +148,27 @@ class ToolRegistry:
     @staticmethod
     def _skip(call: ToolCall, ctx: ToolContext, message: str) -> CallOutcome:
         return CallOutcome(call, ok=False, message=message, url=_url(ctx), skipped=True)
+
+
+def user_tools(tools: UserTools | None) -> tuple[Tool, ...]:
+    """The caller's tools as Tool instances (a plain function goes through @tool), or a ConfigError
+    naming the tool that is not a tool or whose name a built-in tool or another of them has."""
+    if tools is None:
+        return ()
+    if isinstance(tools, (str, bytes, Tool)) or not isinstance(tools, Iterable):
+        raise ConfigError("tools", f"must be a list of tools, got {type(tools).__name__}")
+    taken = set(ToolRegistry.default().names)
+    checked: list[Tool] = []
+    for item in tools:
+        if isinstance(item, type):
+            raise ConfigError("tools", f"{item.__name__} is a class: pass a tool instance or a function")
+        extra = item if isinstance(item, Tool) else FunctionTool(item)
+        if extra.name in taken:
+            whose = "a built-in tool" if extra.name not in {t.name for t in checked} else "another of your tools"
+            raise ConfigError("tools", f"{extra.name!r} is already the name of {whose}; rename yours (@tool(name=...))")
+        taken.add(extra.name)
+        checked.append(extra)
+    return tuple(checked)
 
 
 def _clipped(text: str, limit: int) -> str:
