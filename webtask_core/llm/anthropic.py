@@ -31,7 +31,7 @@ from webtask_core.llm.types import (
     ToolSpec,
     Usage,
 )
-from webtask_core.testing.guard import check_model_endpoint
+from webtask_core.llm.guard import check_model_endpoint
 
 try:  # Bedrock signs requests with botocore; its credential errors are raised at call time.
     from botocore.exceptions import BotoCoreError as _BotoCoreError

@@ -14,6 +14,8 @@ __all__ = [
     "MarketplaceListingPolicy",
     "ReplayPolicy",
     "Marketplace",
+    "offline_mode",
+    "assert_offline",
 ]
 
 _WHERE = {
@@ -23,6 +25,8 @@ _WHERE = {
     "MarketplaceListingPolicy": "webtask_core.testing.policies",
     "ReplayPolicy": "webtask_core.testing.policies",
     "Marketplace": "webtask_core.testing.marketplace",
+    "offline_mode": "webtask_core.llm.guard",
+    "assert_offline": "webtask_core.llm.guard",
 }
 
 
