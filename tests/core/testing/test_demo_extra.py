@@ -51,11 +51,13 @@ def test_the_lazy_name_reports_it_too():
 def test_the_model_kit_works_without_the_extra():
     code = (
         "import asyncio\n"
-        "from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse\n"
+        "from webtask_core.testing import FakeAnthropicServer, FakeLLM, MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse\n"
         "from webtask_core.testing import offline_mode, request_view, malformed, hostile_site, page_site\n"
         "from webtask_core.llm import AnthropicLLM, Message, TextBlock\n"
         "messages = [Message(role='user', content=[TextBlock(text='hi')])]\n"
         "async def main():\n"
+        "    fake = FakeLLM(ReplayPolicy([Reply(text='in process')]))\n"
+        "    print((await fake.complete(system='s', messages=messages, tools=[])).text)\n"
         "    async with FakeAnthropicServer(lambda request: Reply(text='over http')) as server:\n"
         "        async with AnthropicLLM(base_url=server.base_url, api_key='test') as llm:\n"
         "            print((await llm.complete(system='s', messages=messages, tools=[])).text)\n"
@@ -65,7 +67,7 @@ def test_the_model_kit_works_without_the_extra():
     )
     done = run(code, blocked=("fastapi", "uvicorn", "python_multipart"))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.splitlines() == ["over http", "[]"]
+    assert done.stdout.splitlines() == ["in process", "over http", "[]"]
 
 
 def test_with_the_extra_nothing_is_missing():
