@@ -96,24 +96,24 @@ def test_every_failing_fault_kind_is_covered():
     assert set(ERRORS) == FAULT_KINDS - set(MODEL_FAULTS) and set(ERROR_FAULTS) < set(ERRORS)
 
 
+async def fail_then_recover(fake: Any, llm: Any, fault: str, messages: list[Message], tools: list[ToolSpec]) -> Exception:
+    """Inject ``fault`` into ``fake``; the call ``llm`` makes fails (returned), the next one does not."""
+    fake.inject(fault)
+    with pytest.raises(Exception) as caught:
+        await ask(llm, messages, tools)
+    assert (await ask(llm, messages, tools)).text == "Filling."
+    return caught.value
+
+
 @pytest.mark.parametrize("fault", sorted(ERRORS))
 async def test_a_fault_fails_as_it_does_over_http(tools, first_message, fault):
     kind, status = ERRORS[fault]
-    raised = []
     async with over_http(script(), slow_s=3.0) as (server, client):
-        server.inject(fault)
-        with pytest.raises(kind) as caught:
-            await ask(client, [first_message], tools)
-        raised.append(caught.value)
-        assert (await ask(client, [first_message], tools)).text == "Filling."  # the next call is fine
+        over_the_wire = await fail_then_recover(server, client, fault, [first_message], tools)
     fake = FakeLLM(script())
-    fake.inject(fault)
-    with pytest.raises(kind) as caught:
-        await ask(fake, [first_message], tools)
-    raised.append(caught.value)
-    assert (await ask(fake, [first_message], tools)).text == "Filling."
-    assert [type(e) for e in raised] == [kind, kind]
-    assert [getattr(e, "status_code", None) for e in raised] == [status, status]
+    in_process = await fail_then_recover(fake, fake, fault, [first_message], tools)
+    assert [type(e) for e in (over_the_wire, in_process)] == [kind, kind]
+    assert [getattr(e, "status_code", None) for e in (over_the_wire, in_process)] == [status, status]
     assert len(fake.requests) == 2 and fake.exchanges[0].fault == fault
 
 
