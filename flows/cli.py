@@ -16,6 +16,17 @@ from webtask_core.cli import app
 __all__ = ["app"]
 
 
+def _require_demo_extra(command: str) -> None:
+    # The demo marketplace is an extra: say what to install instead of a traceback from the site.
+    from flows.demo import require_demo_extra
+
+    try:
+        require_demo_extra(f"`webtask {command}`")
+    except ModuleNotFoundError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+
+
 @app.command("demo")
 def demo(
     listings: int = typer.Option(4, "--listings", min=1, max=20, help="How many listings to upload."),
@@ -24,6 +35,7 @@ def demo(
     workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the manifest, photos and ledger here."),
 ) -> None:
     """The offline demo: a batch listing upload to a local marketplace, on Prefect's embedded server."""
+    _require_demo_extra("demo")
     from flows.demo import prepare_environment
 
     prepare_environment()  # before anything imports Prefect
@@ -52,6 +64,7 @@ def services(
 ) -> None:
     """The offline kit as services: the scripted model and the demo marketplace until Ctrl+C, with
     the environment a separate `prefect worker` and `prefect deploy` need printed to export."""
+    _require_demo_extra("services")
     from rich.console import Console
 
     from flows.services import ServicesOptions, run_services

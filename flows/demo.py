@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["prepare_environment", "DemoOptions", "run_demo", "write_demo_manifest", "DEMO_USER", "DEMO_PASSWORD"]
+from webtask_core.testing.demo_extra import require_demo_extra
+
+__all__ = [
+    "prepare_environment", "DemoOptions", "run_demo", "write_demo_manifest", "require_demo_extra", "DEMO_USER",
+    "DEMO_PASSWORD",
+]
 
 DEMO_USER, DEMO_PASSWORD = "demo", "demo-pass"
 DEMO_SECRET_BLOCK = "webtask-demo-shop-password"

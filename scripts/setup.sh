@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for prefect-webtask: a virtual environment with the project installed, and a
 # Chromium for Playwright. Safe to run again: it only does what is missing.
-#   scripts/setup.sh          install the project
-#   scripts/setup.sh --dev    install the project with the test extras
+#   scripts/setup.sh          install the project with the demo extra (the demo marketplace)
+#   scripts/setup.sh --dev    install the project with the test extras (the demo extra included)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-extras=""
-[ "${1:-}" = "--dev" ] && extras="[dev]"
+extras="demo"
+[ "${1:-}" = "--dev" ] && extras="dev,demo"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
@@ -30,17 +30,26 @@ if [ ! -x .venv/bin/python ]; then
   "$python_bin" -m venv .venv
 fi
 
-# Reinstall only when the dependencies or the extras changed.
+# Reinstall only when pyproject.toml changed or an extra is wanted that was not installed with it.
+# The stamp is "<sha256 of pyproject.toml> <extras installed, comma-separated>"; any other content
+# (an older stamp, a half-written one) does not match, so the project is installed again.
 stamp=".venv/.webtask-installed"
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)$extras"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "installing prefect-webtask$extras into .venv"
+digest="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+stamp_digest="" stamp_extras=""
+[ -f "$stamp" ] && read -r stamp_digest stamp_extras < "$stamp" || true
+installed="" needed=1
+if [ "$stamp_digest" = "$digest" ]; then installed="$stamp_extras" needed=0; fi
+for extra in ${extras//,/ }; do
+  case ",$installed," in *",$extra,"*) ;; *) needed=1; installed="${installed:+$installed,}$extra" ;; esac
+done
+if [ "$needed" = 1 ]; then
+  say "installing prefect-webtask[$installed] into .venv"
   # Build-backend chatter goes to a log; it is shown only when the install fails.
   log=".venv/install.log"
-  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e ".$extras"; } >"$log" 2>&1; then
+  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e ".[$installed]"; } >"$log" 2>&1; then
     tail -n 40 "$log" >&2; say "installing failed; the whole log is in $log"; exit 1
   fi
-  echo "$want" > "$stamp"
+  echo "$digest $installed" > "$stamp"
 fi
 
 # Chromium: WEBTASK_CHROMIUM_PATH, else chromium on PATH, else a Playwright-managed one

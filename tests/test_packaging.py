@@ -42,3 +42,16 @@ def test_wheel_ships_the_in_page_script_and_marketplace_templates(wheel: zipfile
 def test_wheel_declares_the_console_command(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
     assert "webtask = flows.cli:app" in wheel.read(entry_points).decode()
+
+
+def test_wheel_puts_the_demo_site_packages_behind_the_demo_extra(wheel: zipfile.ZipFile) -> None:
+    (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    requires = [line.split(":", 1)[1].strip() for line in wheel.read(metadata).decode().splitlines()
+                if line.startswith("Requires-Dist:")]
+    base = [r for r in requires if "extra ==" not in r]
+    demo = [r.split(";")[0].strip() for r in requires if r.replace("'", '"').endswith('extra == "demo"')]
+    dev = [r.split(";")[0].strip() for r in requires if r.replace("'", '"').endswith('extra == "dev"')]
+    assert not any(r.startswith(("uvicorn", "python-multipart")) for r in base)
+    assert "fastapi<0.151" in base  # Prefect's own server needs FastAPI, and 3.8 needs this pin
+    assert sorted(demo) == ["fastapi<0.151", "python-multipart>=0.0.13", "uvicorn>=0.30"]
+    assert "prefect-webtask[demo]" in dev  # the tests run the demo marketplace

@@ -63,3 +63,13 @@ def test_with_a_prefect_server_the_demo_links_to_the_run_in_the_ui_not_the_api()
     text = console.export_text()
     assert f"Prefect UI: the batch run is at http://prefect.internal:4200/runs/flow-run/{run_id}" in text
     assert "/api" not in text
+
+
+@pytest.mark.parametrize("command", ["demo", "services"])
+def test_without_the_demo_extra_the_commands_say_what_to_install(command: str):
+    script = ("import sys\nsys.modules['python_multipart'] = None\n"
+              f"from flows.cli import app\napp([{command!r}], prog_name='webtask')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip() == (f"error: `webtask {command}` needs the demo extra (python-multipart not "
+                                   "installed): pip install 'prefect-webtask[demo]'")

@@ -31,7 +31,7 @@ from webtask_core.llm.types import (
     ToolSpec,
     Usage,
 )
-from webtask_core.testing.guard import check_model_endpoint
+from webtask_core.llm.guard import check_model_endpoint
 
 try:  # Bedrock signs requests with botocore; its credential errors are raised at call time.
     from botocore.exceptions import BotoCoreError as _BotoCoreError
@@ -47,6 +47,11 @@ __all__ = [
     "MAX_CACHE_BREAKPOINTS",
     "known_models",
     "check_model_name",
+    "build_request",
+    "parse_reply",
+    "checked_reply",
+    "status_error",
+    "map_sdk_error",
 ]
 
 # The current Sonnet; not in the SDK's deprecation table (see tests/core/llm/test_anthropic_llm.py).
@@ -222,8 +227,30 @@ def _refusal_detail(response: Any, reply: ModelReply) -> str:
     return next((p for p in parts if p), "no explanation given")
 
 
+def checked_reply(response: Any) -> ModelReply:
+    """:func:`parse_reply`, except that a refusal raises PermanentModelError (retrying will not help)."""
+    reply = parse_reply(response)
+    if reply.stop_reason == "refusal":
+        raise PermanentModelError(f"model refused: {_refusal_detail(response, reply)}")
+    return reply
+
+
 def _is_transient_status(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
+
+
+def status_error(
+    status: int, error_type: str | None, detail: str, *, retried: str, model: str | None = None
+) -> Exception:
+    """The webtask error for an error answer of the Messages API (``retried`` says how often it was
+    tried); shared with the in-process fake so both fail the same way."""
+    if status == 404 and model is not None and error_type == "not_found_error" and "model" in str(detail).lower():
+        return UnknownModelError(model, f"{status}: {detail}", status_code=status)
+    kind = f"{error_type}: " if error_type else ""
+    message = f"model API returned {status}: {kind}{detail}"
+    if _is_transient_status(status):
+        return ModelTransientError(f"{message} {retried}", status_code=status)
+    return PermanentModelError(message, status_code=status)
 
 
 def map_sdk_error(
@@ -231,21 +258,13 @@ def map_sdk_error(
 ) -> Exception:
     """The webtask error for an SDK error raised after the SDK's own retries."""
     retried = f"(after the SDK's {max_retries} retries)"
-    if isinstance(error, anthropic.NotFoundError) and model is not None and error.type == "not_found_error":
-        detail = error.api_message or error.message
-        if "model" in str(detail).lower():
-            return UnknownModelError(model, f"{error.status_code}: {detail}", status_code=error.status_code)
     if isinstance(error, anthropic.APITimeoutError):
         return ModelTransientError(f"model API timed out after {timeout_s:g}s {retried}")
     if isinstance(error, anthropic.APIConnectionError):
         return ModelTransientError(f"could not reach the model API {retried}: {error.message}")
     if isinstance(error, anthropic.APIStatusError):
         detail = error.api_message or error.message
-        kind = f"{error.type}: " if error.type else ""
-        message = f"model API returned {error.status_code}: {kind}{detail}"
-        if _is_transient_status(error.status_code):
-            return ModelTransientError(f"{message} {retried}", status_code=error.status_code)
-        return PermanentModelError(message, status_code=error.status_code)
+        return status_error(error.status_code, error.type, detail, retried=retried, model=model)
     return PermanentModelError(f"model API call failed: {type(error).__name__}: {error}")
 
 
@@ -408,10 +427,7 @@ class AnthropicLLM:
             if not _missing_aws_credentials(client, error):
                 raise
             raise PermanentModelError(_aws_credentials_advice(client)) from error
-        reply = parse_reply(response)
-        if reply.stop_reason == "refusal":
-            raise PermanentModelError(f"model refused: {_refusal_detail(response, reply)}")
-        return reply
+        return checked_reply(response)
 
     async def aclose(self) -> None:
         """Close the HTTP connections of a client this object created."""

@@ -15,6 +15,8 @@ A run *recovered* when the listing exists exactly once; it *ended cleanly* when 
 out of steps with a reason, or raised a webtask error that says what failed (retries used up); any
 other exception, a hang, an invalid request sent to the model API or a duplicate listing is a
 *crash*. After each run, Chromium processes and browser temp folders it left are counted.
+
+The cases run against the demo marketplace, so this module needs the ``demo`` extra.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from webtask_core.errors import ConfigError, PermanentModelError, WebtaskError
+from webtask_core.testing.demo_extra import require_demo_extra
 
-from .hostile_site import HostileSite
-from .malformed import malformed_replies
-from .processes import chromium_processes, kill_processes, processes_using
-from .replies import Reply, ToolUse
-from .request_view import last_tool_results, latest_url
+require_demo_extra("the fault harness (webtask_core.testing.fault_suite)")
+
+from .hostile_site import HostileSite  # noqa: E402 - after the check, so a missing package names the extra
+from .malformed import malformed_replies  # noqa: E402
+from .processes import chromium_processes, kill_processes, processes_using  # noqa: E402
+from .replies import Reply, ToolUse  # noqa: E402
+from .request_view import last_tool_results, latest_url  # noqa: E402
 
 __all__ = [
     "AGENT_FAULTS", "FaultCase", "CaseResult", "SuiteEnv", "agent_cases", "run_agent_case", "classify",

@@ -11,7 +11,7 @@ import pytest
 from webtask_core.errors import ConfigError
 from webtask_core.llm import AnthropicLLM
 from webtask_core.testing import FakeAnthropicServer
-from webtask_core.testing.guard import (
+from webtask_core.llm.guard import (
     NetworkBlockedError,
     assert_offline,
     is_loopback_url,

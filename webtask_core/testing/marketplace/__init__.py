@@ -3,11 +3,17 @@ publish) that stands in for a Poshmark-like site in tests and demos.
 
     with Marketplace(users={"demo": "demo-pass"}) as shop:
         shop.base_url, shop.listings(), shop.listing_by_sku("ABC-1"), shop.request_log, shop.reset()
+
+It runs on FastAPI and uvicorn: the ``demo`` extra (``pip install 'prefect-webtask[demo]'``).
 """
 
-from .app import RequestRecord
-from .forms import CATEGORIES, CONDITIONS
-from .server import Marketplace
-from .store import ListingRecord, PhotoRecord
+from webtask_core.testing.demo_extra import require_demo_extra
+
+require_demo_extra("the demo marketplace (webtask_core.testing.marketplace)")
+
+from .app import RequestRecord  # noqa: E402 - after the check, so a missing package names the extra
+from .forms import CATEGORIES, CONDITIONS  # noqa: E402
+from .server import Marketplace  # noqa: E402
+from .store import ListingRecord, PhotoRecord  # noqa: E402
 
 __all__ = ["Marketplace", "ListingRecord", "PhotoRecord", "RequestRecord", "CATEGORIES", "CONDITIONS"]
