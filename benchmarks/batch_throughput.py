@@ -86,7 +86,7 @@ class MemorySampler:
 
 async def _run_level(concurrency: int, count: int, shop: object, model: object, manifest: Path,
                      workdir: Path) -> dict:
-    from flows.batch import batch_listing_upload, batch_results
+    from webtask_flows.listings.batch import batch_listing_upload, batch_results
     from webtask_core.testing.request_view import task_json
 
     shop.reset(sign_out=True)  # type: ignore[attr-defined]
@@ -118,7 +118,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
 async def main(count: int, levels: list[int], latency_s: float) -> dict:
     from prefect.blocks.system import Secret
 
-    from flows.demo import write_demo_manifest
+    from webtask_flows.listings.demo import write_demo_manifest
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
 

@@ -88,7 +88,7 @@ async def _agent_run(server: FakeAnthropicServer, shop: Marketplace, resources: 
 
 
 async def _flow_run(shop: Marketplace, resources: dict[str, str], sku: str) -> dict[str, Any]:
-    from flows.webtask_flow import run_webtask
+    from webtask_flows.run_flow import run_webtask
 
     started = time.perf_counter()
     result = await run_webtask(
@@ -101,7 +101,7 @@ async def _flow_run(shop: Marketplace, resources: dict[str, str], sku: str) -> d
 
 async def _warm_up(server: FakeAnthropicServer, shop: Marketplace) -> None:
     """One tiny run each way, so imports, the flow's registration and client set-up are not measured."""
-    from flows.webtask_flow import run_webtask
+    from webtask_flows.run_flow import run_webtask
 
     server.policy = ReplayPolicy([ToolUse("complete", {"feedback": "warm"})] * 2)
     async with AnthropicLLM(base_url=server.base_url, api_key="bench") as llm:

@@ -1,7 +1,9 @@
-"""Prefect flows around webtask_core: ``run-webtask``, ``batch-listing-upload`` and the pieces they
-are built from.
+"""The generic Prefect layer around webtask_core (the folder ``flows/``, installed as ``webtask_flows``):
+the ``run-webtask`` flow, its step task, result, artifacts, events, resources from S3 and the session
+store. The listing upload application built on it is :mod:`webtask_flows.listings`; nothing here
+imports it.
 
-Names are imported lazily, so ``import flows.resources`` does not load Playwright or the model SDK.
+Names are imported lazily, so ``import webtask_flows.resources`` does not load Playwright or the model SDK.
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ __all__ = [
     "WebtaskFailed",
     "StepTiming",
     "webtask_result",
-    "batch_listing_upload",
-    "BatchFailed",
-    "batch_results",
-    "ListingResult",
     "SharedBrowser",
     "fetch_resources",
     "downloaded_resources",
     "resource_folder",
+    "resource_problems",
     "get_session_store",
     "load_session",
     "load_worker_session",
@@ -32,45 +31,46 @@ __all__ = [
     "emit_task_event",
     "TASK_EVENT_NAMES",
     "create_automation_from_file",
+    "run_in_own_task",
+    "SubflowStarts",
     "WebtaskSettings",
 ]
 
 _WHERE = {
-    "run_webtask": "flows.webtask_flow",
-    "WebtaskResult": "flows.run_result",
-    "WebtaskFailed": "flows.run_result",
-    "StepTiming": "flows.run_result",
-    "webtask_result": "flows.run_result",
-    "batch_listing_upload": "flows.batch",
-    "BatchFailed": "flows.batch",
-    "batch_results": "flows.batch",
-    "ListingResult": "flows.batch_models",
+    "run_webtask": "webtask_flows.run_flow",
+    "WebtaskResult": "webtask_flows.run_result",
+    "WebtaskFailed": "webtask_flows.run_result",
+    "StepTiming": "webtask_flows.run_result",
+    "webtask_result": "webtask_flows.run_result",
     "SharedBrowser": "webtask_core.browser.runtime",
-    "fetch_resources": "flows.resources",
-    "downloaded_resources": "flows.resources",
-    "resource_folder": "flows.resources",
-    "get_session_store": "flows.session_store",
-    "load_session": "flows.session_store",
-    "load_worker_session": "flows.session_store",
-    "save_session": "flows.session_store",
-    "session_lock": "flows.session_store",
-    "emit_task_event": "flows.events",
-    "TASK_EVENT_NAMES": "flows.events",
-    "create_automation_from_file": "flows.automations",
-    "WebtaskSettings": "flows.settings",
+    "fetch_resources": "webtask_flows.resources",
+    "downloaded_resources": "webtask_flows.resources",
+    "resource_folder": "webtask_flows.resources",
+    "resource_problems": "webtask_flows.resources",
+    "get_session_store": "webtask_flows.session_store",
+    "load_session": "webtask_flows.session_store",
+    "load_worker_session": "webtask_flows.session_store",
+    "save_session": "webtask_flows.session_store",
+    "session_lock": "webtask_flows.session_store",
+    "emit_task_event": "webtask_flows.events",
+    "TASK_EVENT_NAMES": "webtask_flows.events",
+    "create_automation_from_file": "webtask_flows.automations",
+    "run_in_own_task": "webtask_flows.subflows",
+    "SubflowStarts": "webtask_flows.run_signals",
+    "WebtaskSettings": "webtask_flows.settings",
 }
 
 if TYPE_CHECKING:
-    from flows.automations import create_automation_from_file
-    from flows.batch import BatchFailed, batch_listing_upload, batch_results
-    from flows.batch_models import ListingResult
     from webtask_core.browser.runtime import SharedBrowser
-    from flows.events import TASK_EVENT_NAMES, emit_task_event
-    from flows.resources import downloaded_resources, fetch_resources, resource_folder
-    from flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
-    from flows.settings import WebtaskSettings
-    from flows.webtask_flow import run_webtask
-    from flows.run_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result
+    from webtask_flows.automations import create_automation_from_file
+    from webtask_flows.events import TASK_EVENT_NAMES, emit_task_event
+    from webtask_flows.resources import downloaded_resources, fetch_resources, resource_folder, resource_problems
+    from webtask_flows.run_flow import run_webtask
+    from webtask_flows.run_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result
+    from webtask_flows.run_signals import SubflowStarts
+    from webtask_flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
+    from webtask_flows.settings import WebtaskSettings
+    from webtask_flows.subflows import run_in_own_task
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -24,8 +24,8 @@ from webtask_core.secrets import SecretValues
 from webtask_core.session import Step, ToolCallRecord
 
 if TYPE_CHECKING:
-    from .run_result import WebtaskResult
-    from .screenshots import ScreenshotStore
+    from webtask_flows.run_result import WebtaskResult
+    from webtask_flows.screenshots import ScreenshotStore
 
 __all__ = [
     "ARTIFACT_KEY_PATTERN",

@@ -5,9 +5,9 @@ file; ours name the block (``block: custom-webhook/webtask-alerts``) so the same
 server. This module resolves the name to the id, then creates the automation — or updates the one
 with the same name, so running it twice does not double the alerts.
 
-    python -m flows.automations webhook-block webtask-alerts https://hooks.slack.com/services/...
-    python -m flows.automations create deployments/automations/webtask-aborted.yaml
-    python -m flows.automations create deployments/automations     # every automation in the folder
+    python -m webtask_flows.automations webhook-block webtask-alerts https://hooks.slack.com/services/...
+    python -m webtask_flows.automations create deployments/automations/webtask-aborted.yaml
+    python -m webtask_flows.automations create deployments/automations     # every automation in the folder
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ async def create_webhook_block(
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m flows.automations", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m webtask_flows.automations", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     hook = commands.add_parser("webhook-block", help="create or replace a custom-webhook notification block")
     hook.add_argument("name")

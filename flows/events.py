@@ -6,13 +6,12 @@ A task (one ``run-webtask`` run) ends with exactly one of:
 - ``webtask.task.completed`` / ``webtask.task.aborted`` / ``webtask.task.max-steps``: the agent's outcome;
 - ``webtask.task.failed``: the run itself failed — bad input, a missing S3 object or Secret, the model
   API down beyond the retries — so the agent never reached an outcome;
-- ``webtask.task.error`` (emitted by a batch): a listing whose run ended without saying so itself —
-  it crashed or was cancelled, never started, or completed but reported another SKU.
+- ``webtask.task.error`` (emitted by a parent, e.g. a batch): a run that ended without saying so
+  itself — it crashed or was cancelled, never started, or completed with the wrong result.
 
-A batch ends with ``webtask.batch.completed`` or ``webtask.batch.failed``, with the counts and the
-SKUs that did not complete.
+(A listing batch adds ``webtask.batch.completed|failed``: webtask_flows.listings.events.)
 
-The primary resource is ``webtask.task.<flow run id>`` (``webtask.batch.<flow run id>``), named
+The primary resource is ``webtask.task.<flow run id>``, named
 after what a person recognises (``listing NIGHT-003``, the task's first line, the manifest). Related
 resources name the flow run, and — for a batch's listing — the listing (``webtask.listing.<SKU>``,
 role ``listing``) and the batch's flow run (role ``batch``), so an automation can match or show them.
@@ -20,23 +19,20 @@ role ``listing``) and the batch's flow run (role ``batch``), so an automation ca
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 from uuid import UUID
 
 from webtask_core.errors import ConfigError
 
-if TYPE_CHECKING:
-    from .batch_models import ListingResult
-
 __all__ = [
     "TaskOutcome",
     "TASK_EVENT_NAMES",
-    "BATCH_EVENT_NAMES",
     "task_event_name",
+    "task_display_name",
     "emit_task_event",
-    "emit_batch_event",
+    "clip_text",
+    "current_flow_run",
 ]
 
 TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
@@ -48,12 +44,10 @@ TASK_EVENT_NAMES: dict[str, str] = {
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
 }
-BATCH_EVENT_NAMES: dict[str, str] = {"completed": "webtask.batch.completed", "failed": "webtask.batch.failed"}
 
 # Long task descriptions and reasons are cut so an event stays far below Prefect's size limit.
 _MAX_TEXT_CHARS = 4000
 _MAX_NAME_CHARS = 80
-_MAX_LISTED_FAILURES = 50
 
 
 def task_event_name(status: str) -> str:
@@ -63,13 +57,13 @@ def task_event_name(status: str) -> str:
         raise ConfigError("status", f"{status!r} is not one of {sorted(TASK_EVENT_NAMES)}") from None
 
 
-def _clip(text: str | None, limit: int = _MAX_TEXT_CHARS) -> str | None:
+def clip_text(text: str | None, limit: int = _MAX_TEXT_CHARS) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[: limit - 1] + "…"
 
 
-def _current_flow_run() -> tuple[str | None, str | None]:
+def current_flow_run() -> tuple[str | None, str | None]:
     from prefect.context import FlowRunContext
 
     context = FlowRunContext.get()
@@ -85,7 +79,7 @@ def task_display_name(task: str, labels: Mapping[str, str] | None) -> str:
         return f"listing {labels['sku']}"
     if labels.get("name"):
         return str(labels["name"])
-    return _clip((task.strip().splitlines() or ["webtask task"])[0], _MAX_NAME_CHARS) or "webtask task"
+    return clip_text((task.strip().splitlines() or ["webtask task"])[0], _MAX_NAME_CHARS) or "webtask task"
 
 
 def _related(run_id: str, run_name: str | None, labels: Mapping[str, str]) -> list[dict[str, str]]:
@@ -127,7 +121,7 @@ def emit_task_event(
 
     name = task_event_name(status)
     labels = {key: str(value) for key, value in (labels or {}).items() if value is not None}
-    current_id, current_name = _current_flow_run()
+    current_id, current_name = current_flow_run()
     run_id = str(flow_run_id) if flow_run_id is not None else current_id
     if run_id is None:
         raise ConfigError("flow_run_id", "not given and not called inside a flow run")
@@ -143,8 +137,8 @@ def emit_task_event(
     payload: dict[str, Any] = {
         **labels,
         "status": status,
-        "task": _clip(task),
-        "reason": _clip(reason),
+        "task": clip_text(task),
+        "reason": clip_text(reason),
         "flow_run_id": run_id,
     }
     for key, value in (("session_key", session_key), ("steps_used", steps_used), ("max_steps", max_steps)):
@@ -152,45 +146,3 @@ def emit_task_event(
             payload[key] = value
     payload.update(extra or {})
     return emit_event(event=name, resource=resource, related=_related(run_id, run_name, labels), payload=payload)
-
-
-def emit_batch_event(
-    results: Sequence["ListingResult"], *, source: str, message: str, reason: str | None = None,
-    flow_run_id: UUID | str | None = None, flow_run_name: str | None = None,
-) -> Any:
-    """``webtask.batch.completed`` when every listing completed, else ``webtask.batch.failed`` with the
-    failed SKUs and why. ``reason``: the batch itself failed before or around its listings.
-    ``flow_run_id`` defaults to the current flow run (the batch's)."""
-    from prefect.events import emit_event
-
-    current_id, current_name = _current_flow_run()
-    run_id = str(flow_run_id) if flow_run_id is not None else current_id
-    if run_id is None:
-        raise ConfigError("flow_run_id", "not given and not called inside the batch's flow run")
-    run_name = flow_run_name or (current_name if run_id == current_id else None)
-    total = sum(1 for result in results if result.status != "invalid")
-    failed = [result for result in results if result.failed or result.status == "invalid"]
-    status = "failed" if failed or reason else "completed"
-    counts = Counter("already done" if result.skipped else result.status for result in results)
-    flow_run = {"prefect.resource.id": f"prefect.flow-run.{run_id}", "prefect.resource.role": "flow-run"}
-    if run_name:
-        flow_run["prefect.resource.name"] = run_name
-    payload: dict[str, Any] = {
-        "status": status,
-        "source": source,
-        "message": _clip(message),
-        "reason": _clip(reason),
-        "total": total,
-        "counts": dict(counts),
-        "failed_count": len(failed),
-        "failed_skus": [result.sku for result in failed],
-        "failed": [{"sku": r.sku, "status": r.status, "reason": _clip(r.feedback, 300), "flow_run_id": r.flow_run_id}
-                   for r in failed[:_MAX_LISTED_FAILURES]],
-        "flow_run_id": run_id,
-    }
-    resource = {
-        "prefect.resource.id": f"webtask.batch.{run_id}",
-        "prefect.resource.name": _clip(f"batch {run_name or run_id} ({source})", 200) or "batch",
-        "webtask.status": status,
-    }
-    return emit_event(event=BATCH_EVENT_NAMES[status], resource=resource, related=[flow_run], payload=payload)

@@ -25,7 +25,7 @@ from webtask_core.storage import (
     validate_session_key,
 )
 
-from .settings import S3Source, WebtaskSettings, resolve_s3_client
+from webtask_flows.settings import S3Source, WebtaskSettings, resolve_s3_client
 
 __all__ = [
     "get_session_store",

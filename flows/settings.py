@@ -5,7 +5,7 @@
 | ``WEBTASK_AWS_CREDENTIALS_BLOCK`` | name of a prefect-aws ``AwsCredentials`` block used for S3 |
 | ``WEBTASK_S3_ENDPOINT_URL`` | S3-compatible endpoint (MinIO, R2, moto); boto3 also honours ``AWS_ENDPOINT_URL`` |
 | ``WEBTASK_SESSION_STORE`` | where sessions live: a folder or ``s3://bucket/prefix/`` (default ``~/.webtask/sessions``) |
-| ``WEBTASK_SCREENSHOT_STORE`` | ``s3://bucket/prefix`` for step pictures with presigned URLs (see flows.screenshots) |
+| ``WEBTASK_SCREENSHOT_STORE`` | ``s3://bucket/prefix`` for step pictures with presigned URLs (see webtask_flows.screenshots) |
 """
 
 from __future__ import annotations

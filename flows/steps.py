@@ -27,12 +27,12 @@ from webtask_core.errors import ConfigError, TransientError
 from webtask_core.secrets import SecretValues
 from webtask_core.session import Step
 
-from .artifacts import publish_step_artifact
+from webtask_flows.artifacts import publish_step_artifact
 
 if TYPE_CHECKING:
     from webtask_core.task_run import TaskRun
 
-    from .screenshots import ScreenshotStore
+    from webtask_flows.screenshots import ScreenshotStore
 
 __all__ = [
     "StepRun",

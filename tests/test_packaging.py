@@ -25,12 +25,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(built)
 
 
-def test_wheel_ships_prompts_inside_the_package(wheel: zipfile.ZipFile) -> None:
+def test_wheel_ships_prompts_inside_the_packages(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    prompt_files = {p.name for p in (ROOT / "prompts").glob("*.yaml")}
-    assert prompt_files, "the source tree has no prompts/*.yaml"
-    for name in prompt_files:
-        assert f"webtask_core/prompts/{name}" in names
+    for folder, package in (("prompts", "webtask_core/prompts"), ("flows/listings/prompts", "webtask_flows/listings/prompts")):
+        prompt_files = {p.name for p in (ROOT / folder).glob("*.yaml")}
+        assert prompt_files, f"the source tree has no {folder}/*.yaml"
+        for name in prompt_files:
+            assert f"{package}/{name}" in names
+    assert not any(name.startswith("flows/") for name in names)  # installed as webtask_flows only
 
 
 def test_wheel_ships_the_in_page_script_and_marketplace_templates(wheel: zipfile.ZipFile) -> None:
@@ -41,7 +43,7 @@ def test_wheel_ships_the_in_page_script_and_marketplace_templates(wheel: zipfile
 
 def test_wheel_declares_the_console_command(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
-    assert "webtask = flows.cli:app" in wheel.read(entry_points).decode()
+    assert "webtask = webtask_flows.listings.cli:app" in wheel.read(entry_points).decode()
 
 
 def test_wheel_puts_the_demo_site_packages_behind_the_demo_extra(wheel: zipfile.ZipFile) -> None:

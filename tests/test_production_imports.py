@@ -1,4 +1,4 @@
-"""Production code does not import the offline test kit: `webtask_core` outside `testing/` and `flows`
+"""Production code does not import the offline test kit: `webtask_core` outside `testing/` and `webtask_flows`
 (but for the demo commands, which are the demo) run with `webtask_core.testing` unavailable."""
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KIT = "webtask_core.testing"
 # The commands that run the demo marketplace and the scripted model: the kit is what they serve.
-DEMO_MODULES = {"flows.demo", "flows.services"}
+DEMO_MODULES = {"webtask_flows.listings.demo", "webtask_flows.listings.services"}
 
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "flows":  # the folder flows/ is installed as webtask_flows
+        parts[0] = "webtask_flows"
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -78,10 +80,24 @@ def test_every_production_module_imports_with_the_kit_blocked():
 def test_the_scan_sees_relative_and_absolute_imports_of_the_kit():
     samples = {
         "from webtask_core.testing import FakeLLM": ("webtask_core.agent", False),
-        "import webtask_core.testing.replies": ("flows.batch", False),
+        "import webtask_core.testing.replies": ("webtask_flows.listings.batch", False),
         "from .testing import replies": ("webtask_core", True),
         "from ..testing.policies import ReplayPolicy": ("webtask_core.llm.fake", False),
     }
     for source, (module, is_package) in samples.items():
         (node,) = ast.parse(source).body
         assert any(n.startswith(KIT) for n in _imported(node, module, is_package)), source
+
+
+def test_the_generic_flows_never_import_the_listing_application():
+    # The listing upload application builds on webtask_flows; the generic layer stands without it.
+    offenders = []
+    for module, path in production_modules().items():
+        if not module.startswith("webtask_flows") or module.startswith("webtask_flows.listings"):
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            for name in _imported(node, module, path.name == "__init__.py"):
+                if name.startswith("webtask_flows.listings"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
+    assert offenders == []

@@ -15,8 +15,8 @@ from prefect import flow
 
 from flow_helpers import WebhookReceiver
 
-from flows.automations import create_automation_from_file, create_webhook_block, main
-from flows.events import emit_task_event
+from webtask_flows.automations import create_automation_from_file, create_webhook_block, main
+from webtask_flows.events import emit_task_event
 from webtask_core.errors import ConfigError
 
 AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
@@ -92,7 +92,7 @@ AUTOMATIONS = AUTOMATION_FILE.parent
 def test_every_shipped_automation_is_valid():
     from prefect.events.schemas.automations import AutomationCore
 
-    from flows.automations import read_automation_definitions
+    from webtask_flows.automations import read_automation_definitions
 
     definitions = read_automation_definitions(AUTOMATIONS)
     names = {definition["name"] for definition in definitions}
@@ -107,8 +107,8 @@ def test_every_shipped_automation_is_valid():
 
 
 async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webhook):
-    from flows.batch_models import ListingResult
-    from flows.events import emit_batch_event
+    from webtask_flows.listings.models import ListingResult
+    from webtask_flows.listings.events import emit_batch_event
 
     await create_webhook_block("webtask-test-alerts-2", webhook.url)
     # Every alert; not the zombie-run one, which would crash the session's later long runs.

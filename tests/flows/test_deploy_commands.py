@@ -62,7 +62,7 @@ async def test_the_documented_adhoc_deploy_runs_on_a_worker_started_elsewhere(pr
         processes.run(sys.executable, *secret[1:])
     assert (await Secret.aload("shop-password")).get() == "..."
 
-    (deploy,) = documented("prefect --no-prompt deploy flows.webtask_flow.run_webtask")
+    (deploy,) = documented("prefect --no-prompt deploy webtask_flows.run_flow.run_webtask")
     pool = deploy[deploy.index("-p") + 1]
     await create_pool(pool)
     processes.run(PREFECT, *deploy[1:])
@@ -74,7 +74,7 @@ async def test_the_documented_adhoc_deploy_runs_on_a_worker_started_elsewhere(pr
         processes.start("worker", PREFECT, "worker", "start", "--pool", pool, "--limit", "1", cwd=elsewhere)
         async with get_client() as client:
             deployment = await client.read_deployment_by_name("run-webtask/adhoc")
-            assert deployment.entrypoint == "flows.webtask_flow.run_webtask" and not deployment.pull_steps
+            assert deployment.entrypoint == "webtask_flows.run_flow.run_webtask" and not deployment.pull_steps
             await client.create_flow_run_from_deployment(deployment.id, parameters={"task": "Say you are done."})
             run = await wait_for_run(client, "run-webtask/adhoc")
     assert run.state.is_completed(), f"{run.state.message}\n{processes.log('worker')[-3000:]}"

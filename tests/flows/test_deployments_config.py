@@ -112,7 +112,7 @@ def test_every_deployment_that_reads_a_variable_refuses_to_deploy_without_it(fil
         read = {name: match for name, value in deployment.get("parameters", {}).items()
                 for match in re.findall(r"\{\{\s*\$(\w+)\s*\}\}", str(value))}
         checked = {name: variable for step in deployment.get("build") or []
-                   for name, variable in step.get("flows.deploy_checks.require_env", {}).items()}
+                   for name, variable in step.get("webtask_flows.deploy_checks.require_env", {}).items()}
         assert checked == read, deployment["name"]
 
 

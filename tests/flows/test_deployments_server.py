@@ -220,7 +220,7 @@ async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop,
     `prefect flow-run retry <batch run>`, a worker reruns the same flow run."""
     from prefect.client.orchestration import PrefectClient
 
-    from flows.batch import batch_results
+    from webtask_flows.listings.batch import batch_results
 
     rows = manifest_rows(3, prefix="NIGHT")
     write_photos(tmp_path, rows)

@@ -11,7 +11,7 @@ from flow_helpers import (
 )
 from prefect import flow
 
-from flows.events import emit_task_event
+from webtask_flows.events import emit_task_event
 from webtask_core.errors import ConfigError
 
 
@@ -86,7 +86,7 @@ async def test_a_listing_event_names_its_sku_and_batch():
 
 
 async def test_a_run_that_fails_with_an_error_emits_failed(flow_env, monkeypatch):
-    from flows.webtask_flow import run_webtask
+    from webtask_flows.run_flow import run_webtask
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     state = await run_webtask(task="List SKU-9", start_url="not a url", labels={"sku": "SKU-9"}, return_state=True)
@@ -97,8 +97,8 @@ async def test_a_run_that_fails_with_an_error_emits_failed(flow_env, monkeypatch
 
 
 async def test_batch_events_count_and_name_the_failures():
-    from flows.batch_models import ListingResult
-    from flows.events import emit_batch_event
+    from webtask_flows.listings.models import ListingResult
+    from webtask_flows.listings.events import emit_batch_event
 
     @flow
     async def batch_flow() -> str:

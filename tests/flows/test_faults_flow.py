@@ -115,7 +115,7 @@ async def run_flow_case(case: FaultCase, *, shop: Any, site: HostileSite, secret
                         resources: dict[str, str], temp: Path, monkeypatch: Any,
                         timeout_s: float = 150.0) -> CaseResult:
     """One listing through ``run_webtask`` with the case's fault; how it ended and what it left."""
-    from flows.webtask_flow import run_webtask
+    from webtask_flows.run_flow import run_webtask
 
     started = time.perf_counter()
     sku = f"FLOW-{case.kind.replace('_', '-').upper()}-{case.seed}"

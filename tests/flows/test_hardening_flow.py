@@ -29,7 +29,7 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from flows.webtask_flow import run_webtask
+from webtask_flows.run_flow import run_webtask
 from webtask_core.testing import MarketplaceListingPolicy, Reply, ReplayPolicy, ToolUse
 from webtask_core.testing.page_site import PageSite
 from webtask_core.testing.request_view import find_element, latest_page

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prefect import flow
 
-from flows.resources import downloaded_resources, fetch_resources, resource_folder
+from webtask_flows.resources import downloaded_resources, fetch_resources, resource_folder
 from webtask_core.errors import ResourceError
 
 ODD_KEYS = {

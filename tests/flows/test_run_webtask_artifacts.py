@@ -6,14 +6,14 @@ import hashlib
 
 import pytest
 
-from flows.artifacts import (
+from webtask_flows.artifacts import (
     ARTIFACT_KEY_PATTERN,
     step_markdown,
     steps_table,
     summary_artifact_key,
     summary_markdown,
 )
-from flows.run_result import WebtaskResult
+from webtask_flows.run_result import WebtaskResult
 from webtask_core.llm.types import Usage
 from webtask_core.secrets import SecretValues
 from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerStatus

@@ -13,8 +13,8 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from flows.webtask_flow import run_webtask
-from flows.run_result import webtask_result
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import webtask_result
 from webtask_core.errors import PermanentModelError
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 from webtask_core.testing.request_view import latest_page, latest_url
@@ -107,7 +107,7 @@ def test_retry_condition_is_a_plain_function():
 
     from prefect.states import Failed
 
-    from flows.steps import is_transient_failure, run_step, step_task
+    from webtask_flows.steps import is_transient_failure, run_step, step_task
     from webtask_core.errors import ActionError, BrowserCrashedError, ModelTransientError
 
     assert inspect.isfunction(run_step.retry_condition_fn)  # Prefect never retries with a partial

@@ -9,7 +9,7 @@ from flow_helpers import (
     shop,  # noqa: F401 (fixture)
 )
 
-from flows.webtask_flow import run_webtask
+from webtask_flows.run_flow import run_webtask
 from webtask_core.errors import ConfigError, ResourceError
 from webtask_core.testing import ReplayPolicy, ToolUse
 
@@ -72,7 +72,7 @@ async def test_start_url_outside_allowed_domains_fails_and_closes_the_browser(fl
 
 
 async def test_secrets_can_come_from_the_workers_environment(monkeypatch):
-    from flows.webtask_flow import load_secrets
+    from webtask_flows.run_flow import load_secrets
 
     monkeypatch.setenv("WEBTASK_TEST_SHOP_PASSWORD", "from-the-environment")
     assert await load_secrets({"shop_password": "env:WEBTASK_TEST_SHOP_PASSWORD"}) == {

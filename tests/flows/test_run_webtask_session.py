@@ -14,8 +14,8 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from flows.webtask_flow import run_webtask
-from flows.run_result import webtask_result
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import webtask_result
 from webtask_core.errors import SessionFormatError
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.request_view import latest_page, latest_url, task_text

@@ -22,8 +22,8 @@ from flow_helpers import (
 from prefect import flow
 
 from webtask_core.browser.runtime import BrowserRuntime, SharedBrowser, active_shared_browser
-from flows.webtask_flow import run_webtask
-from flows.run_result import webtask_result
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import webtask_result
 from webtask_core.browser import Browser
 from webtask_core.errors import ConfigError
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse

@@ -16,9 +16,9 @@ from flow_helpers import (
 )
 from prefect import flow
 
-from flows.automations import create_automation_from_file, create_webhook_block
-from flows.webtask_flow import run_webtask
-from flows.run_result import WebtaskFailed, WebtaskResult, webtask_result
+from webtask_flows.automations import create_automation_from_file, create_webhook_block
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import WebtaskFailed, WebtaskResult, webtask_result
 from webtask_core.session import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 

@@ -13,8 +13,8 @@ from flow_helpers import (
     shop,  # noqa: F401 (fixture)
 )
 
-from flows.screenshots import screenshot_store_from_env
-from flows.webtask_flow import run_webtask
+from webtask_flows.screenshots import screenshot_store_from_env
+from webtask_flows.run_flow import run_webtask
 from webtask_core.errors import ConfigError
 from webtask_core.testing import ReplayPolicy, ToolUse
 

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from flows.session_store import (
+from webtask_flows.session_store import (
     get_session_store,
     load_session,
     load_worker_session,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.automations import read_automation_definitions
+from webtask_flows.automations import read_automation_definitions
 
 ZOMBIE_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-zombie-runs.yaml"
 

@@ -18,9 +18,9 @@ from flow_helpers import (
 )
 from PIL import Image
 
-from flows.batch import BatchFailed, batch_listing_upload, batch_results
-from flows.manifest import artifact_slug
-from webtask_core.listings import ManifestError
+from webtask_flows.listings.batch import BatchFailed, batch_listing_upload, batch_results
+from webtask_flows.listings.manifest import artifact_slug
+from webtask_flows.listings.records import ManifestError
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.request_view import task_json
 

@@ -1,6 +1,6 @@
 """The ``run-webtask`` flow: one agent task, each step a retryable Prefect task.
 
-    from flows import run_webtask
+    from webtask_flows import run_webtask
     result = await run_webtask("List the boots ...", start_url="https://shop.example",
                                resources={"listing_image_1": "s3://photos/boots/1.jpg"},
                                session_key="shop-demo", secrets={"shop_password": "shop-password"})
@@ -42,14 +42,14 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 
-from .artifacts import publish_run_artifacts
-from .batch_starts import note_run_started
-from .events import emit_task_event
-from .resources import downloaded_resources
-from .screenshots import screenshot_store_from_env
-from .session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
-from .steps import StepRun, step_task
-from .run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+from webtask_flows.artifacts import publish_run_artifacts
+from webtask_flows.run_signals import note_run_started, wait_for_announced_session
+from webtask_flows.events import emit_task_event
+from webtask_flows.resources import downloaded_resources
+from webtask_flows.screenshots import screenshot_store_from_env
+from webtask_flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
+from webtask_flows.steps import StepRun, step_task
+from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
 __all__ = ["run_webtask", "load_secrets"]
 
@@ -106,7 +106,7 @@ async def run_webtask(
             batch's run), ``name`` (what to call the task in alerts); other keys go in the payload.
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
-    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`flows.run_result`.
+    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`webtask_flows.run_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()
@@ -232,10 +232,8 @@ async def _login_storage_state(login_session_key: str, store: SessionStore) -> d
     """The storage state of a stored login, read without the key's lock (a snapshot is enough: the
     task logs in itself when the cookies turn out stale). Missing or unreadable: a warning, None.
     When a batch in this process announced that its login task is still running, wait for it first."""
-    from .batch_login import wait_for_announced_login
-
     logger = get_run_logger()
-    if not await wait_for_announced_login(login_session_key):  # a batch's login, still running in this process
+    if not await wait_for_announced_session(login_session_key):  # a batch's login, still running in this process
         logger.warning("The shared login %r did not complete; the task logs in itself if it must", login_session_key)
         return None
     try:

@@ -41,7 +41,7 @@ class Services:
 
     def environment(self) -> dict[str, str]:
         """What a worker (model, site, ledger, sessions) and ``prefect deploy`` (the nightly parameters) read."""
-        from flows.demo import DEMO_USER
+        from webtask_flows.listings.demo import DEMO_USER
 
         return {
             "ANTHROPIC_BASE_URL": self.model_url,
@@ -56,7 +56,7 @@ class Services:
 
     def instructions(self) -> list[str]:
         """Shell lines to paste where the worker and ``prefect deploy`` run."""
-        from flows.demo import DEMO_PASSWORD
+        from webtask_flows.listings.demo import DEMO_PASSWORD
 
         exports = [f"export {name}={shlex.quote(value)}" for name, value in self.environment().items()]
         secret = f"Secret(value={DEMO_PASSWORD!r}).save('shop-password', overwrite=True)"  # the batch's default block
@@ -66,7 +66,7 @@ class Services:
 @contextmanager
 def running_services(options: ServicesOptions) -> Iterator[Services]:
     """Both services and the manifest, stopped and (unless ``workdir`` was given) removed after."""
-    from flows.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
+    from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
 
@@ -92,7 +92,7 @@ def running_services(options: ServicesOptions) -> Iterator[Services]:
 
 def run_services(options: ServicesOptions, say: Callable[[str], None], note: Callable[[str], None]) -> None:
     """Start the services, ``say`` the lines to export (stdout), ``note`` the rest, serve until a signal."""
-    from flows.demo import DEMO_PASSWORD, DEMO_USER
+    from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER
 
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -48,7 +48,7 @@ def test_with_a_prefect_server_the_demo_links_to_the_run_in_the_ui_not_the_api()
     from prefect.states import Completed
     from rich.console import Console
 
-    from flows.demo import _where_to_look
+    from webtask_flows.listings.demo import _where_to_look
 
     class Shop:
         def url(self, path: str) -> str:
@@ -68,7 +68,7 @@ def test_with_a_prefect_server_the_demo_links_to_the_run_in_the_ui_not_the_api()
 @pytest.mark.parametrize("command", ["demo", "services"])
 def test_without_the_demo_extra_the_commands_say_what_to_install(command: str):
     script = ("import sys\nsys.modules['python_multipart'] = None\n"
-              f"from flows.cli import app\napp([{command!r}], prog_name='webtask')\n")
+              f"from webtask_flows.listings.cli import app\napp([{command!r}], prog_name='webtask')\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip() == (f"error: `webtask {command}` needs the demo extra (python-multipart not "

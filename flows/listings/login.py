@@ -8,7 +8,7 @@ nothing happens. Otherwise the stale document is removed and one ``run-webtask``
 (the ``prompts/login_task.yaml`` task, with the key as its ``session_key``) logs in and saves the
 storage state. Each listing gets ``login_session_key``: its browser context starts from that
 storage state, read only, so listings never wait for one another. In the batch's process the
-listings start while the login runs (:func:`announce_login`) and wait for it only just before
+listings start while the login runs (``webtask_flows.run_signals.announce_session``) and wait for it only just before
 opening their browser context; fanned out, they are submitted once it completed. A listing that
 finds itself logged out anyway (a cookie the site revoked) logs in itself: its task says "log in if
 needed".
@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from flows.batch_starts import SubflowStarts
+from webtask_flows.run_signals import SubflowStarts
 from webtask_core.errors import ConfigError, SessionFormatError
-from webtask_core.listings import load_task_template
+from webtask_flows.listings.records import load_task_template
 from webtask_core.session import WorkerStatus
 from webtask_core.storage import StoredSession
 
@@ -45,8 +45,6 @@ __all__ = [
     "render_login_task",
     "stored_login_problem",
     "start_shared_login",
-    "announce_login",
-    "wait_for_announced_login",
     "LOGIN_RUN_NAME",
     "LOGIN_MAX_STEPS",
 ]
@@ -76,7 +74,7 @@ def plan_login(
     max_age_minutes: float,
 ) -> LoginPlan:
     """Render the log-in task up front (a template error fails the batch before any run)."""
-    from flows.batch_runs import PASSWORD_PLACEHOLDER, PASSWORD_SECRET_NAME, site_domains
+    from webtask_flows.listings.runs import PASSWORD_PLACEHOLDER, PASSWORD_SECRET_NAME, site_domains
 
     if isinstance(max_age_minutes, bool) or not isinstance(max_age_minutes, (int, float)) or max_age_minutes < 0:
         raise ConfigError("login_max_age_minutes", f"must be a number >= 0, got {max_age_minutes!r}")
@@ -106,7 +104,7 @@ def render_login_task(site_url: str, username: str, password: str, template: str
     import jinja2
 
     if template is None:
-        template = importlib.resources.files("webtask_core.prompts").joinpath(_LOGIN_TEMPLATE).read_text()
+        template = importlib.resources.files("webtask_flows.listings").joinpath("prompts", _LOGIN_TEMPLATE).read_text()
     try:
         compiled = load_task_template(template)
     except ConfigError as exc:
@@ -163,7 +161,7 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     """
     from prefect import get_run_logger
 
-    from flows.session_store import get_session_store, load_session
+    from webtask_flows.session_store import get_session_store, load_session
 
     logger = get_run_logger()
     store = await get_session_store()
@@ -220,36 +218,9 @@ class LoginOutcome(BaseModel):
         return cls(completed=state.is_completed(), state_name=state.name, message=state.message)
 
 
-# In-process runs started while the batch's login still runs wait for it (see announce_login).
-_ANNOUNCED: ContextVar[dict[str, "asyncio.Future[str | None]"] | None] = ContextVar("webtask_announced_logins",
-                                                                                   default=None)
-
-
-@contextlib.contextmanager
-def announce_login(session_key: str, login: "asyncio.Future[str | None]") -> Iterator[None]:
-    """Runs started in this block (in-process subflows inherit it) that pass ``session_key`` as
-    their ``login_session_key`` wait for ``login`` before reading the key: so they can start —
-    create their flow run, download their photos — while the login task still runs."""
-    announced = {**(_ANNOUNCED.get() or {}), session_key: login}
-    token = _ANNOUNCED.set(announced)
-    try:
-        yield
-    finally:
-        _ANNOUNCED.reset(token)
-
-
-async def wait_for_announced_login(session_key: str) -> bool:
-    """False when a login announced for this key in this process did not complete; else True
-    (none announced, or it completed). Waiting never cancels the login itself."""
-    login = (_ANNOUNCED.get() or {}).get(session_key)
-    if login is None or login.get_loop() is not asyncio.get_running_loop():
-        return True
-    return await asyncio.shield(login) is not None  # _log_in turns every failure into None
-
-
 async def _run_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
                      starts: SubflowStarts | None) -> LoginOutcome:
-    from flows.subflows import run_in_own_task
+    from webtask_flows.subflows import run_in_own_task
 
     parameters = {**plan.parameters, "session_key": plan.session_key}
     if fan_out == "deployments":
@@ -264,7 +235,7 @@ async def _run_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id
             return LoginOutcome.of(flow_run.state)
 
         return await run_in_own_task(LOGIN_RUN_NAME, LOGIN_RUN_NAME, on_pool)
-    from flows.webtask_flow import run_webtask
+    from webtask_flows.run_flow import run_webtask
 
     async def in_process() -> LoginOutcome:
         state = await run_webtask.with_options(flow_run_name=LOGIN_RUN_NAME)(**parameters, return_state=True)

@@ -22,12 +22,12 @@ from flow_helpers import (
 )
 from test_batch_flow import manifest_rows, requests_per_sku, write_photos
 
-from flows.batch import batch_listing_upload
+from webtask_flows.listings.batch import batch_listing_upload
 from webtask_core.testing import MarketplaceListingPolicy
 
 RUN_BATCH = """
 import asyncio, json, sys
-from flows.batch import batch_listing_upload
+from webtask_flows.listings.batch import batch_listing_upload
 asyncio.run(batch_listing_upload(**json.loads(sys.argv[1])))
 """
 

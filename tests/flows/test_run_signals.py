@@ -7,7 +7,7 @@ from typing import Any
 
 from prefect import flow
 
-from flows.batch_starts import SubflowStarts, note_run_started
+from webtask_flows.run_signals import SubflowStarts, note_run_started
 
 events: list[str] = []
 both_running = asyncio.Event()

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from flows.manifest import artifact_slug, load_batch_input
+from webtask_flows.listings.manifest import artifact_slug, load_batch_input
 from webtask_core.errors import ConfigError
-from webtask_core.listings import ManifestError
+from webtask_flows.listings.records import ManifestError
 
 # These tests are about reading and validating rows; whether the photos are there is
 # test_batch_checks.py's subject, so they pass check_photos=False.

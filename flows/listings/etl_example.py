@@ -25,10 +25,10 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from webtask_core.errors import ConfigError
-from webtask_core.listings import validate_listings
+from webtask_flows.listings.records import validate_listings
 from webtask_core.storage import parse_s3_uri
 
-from flows.settings import S3Source, resolve_s3_client
+from webtask_flows.settings import S3Source, resolve_s3_client
 
 __all__ = ["listings_etl", "sample_products", "product_photo", "PRODUCTS"]
 
@@ -136,7 +136,7 @@ async def listings_etl(
     await write_manifest(manifest_uri, products)
     logger.info("Wrote %d listing(s) and their photos: %s", len(products), manifest_uri)
     if run_batch:
-        from flows.batch import batch_listing_upload
+        from webtask_flows.listings.batch import batch_listing_upload
 
         await batch_listing_upload(manifest=manifest_uri, site_url=site_url, username=username,
                                    password_secret=password_secret, **(batch_options or {}))

@@ -18,11 +18,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from webtask_core.errors import ConfigError
-from webtask_core.listings import ListingRecord, ManifestError, RowProblem, parse_manifest, validate_listings
+from webtask_flows.listings.records import ListingRecord, ManifestError, RowProblem, parse_manifest, validate_listings
 from webtask_core.storage import is_s3_uri, parse_s3_uri
 
-from .resources import resource_problems
-from .settings import S3Source, resolve_s3_client
+from webtask_flows.resources import resource_problems
+from webtask_flows.settings import S3Source, resolve_s3_client
 
 __all__ = ["BatchInput", "read_manifest", "load_batch_input", "artifact_slug"]
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from webtask_core.errors import ConfigError
-from webtask_core.listings import (
+from webtask_flows.listings.records import (
     ListingRecord,
     ManifestError,
     load_task_template,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from .batch_models import ListingResult
+from webtask_flows.listings.models import ListingResult
 
 __all__ = ["BatchProgress", "publish_summary", "summary_rows", "summary_line"]
 

@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from webtask_core.listings import ListingRecord, load_task_template, photo_resource_names, render_listing_task
+from webtask_flows.listings.records import ListingRecord, load_task_template, photo_resource_names, render_listing_task
 
-from flows.batch_models import ListingOutput, ListingResult
-from flows.batch_starts import SubflowStarts
-from flows.subflows import run_in_own_task
+from webtask_flows.listings.models import ListingOutput, ListingResult
+from webtask_flows.run_signals import SubflowStarts
+from webtask_flows.subflows import run_in_own_task
 
 __all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "FanOut", "PASSWORD_PLACEHOLDER"]
 
@@ -112,7 +112,7 @@ async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batc
 
 
 async def _subflow_result(job: ListingJob, parameters: dict[str, Any]) -> ListingResult:
-    from flows.webtask_flow import run_webtask
+    from webtask_flows.run_flow import run_webtask
 
     state = await run_webtask.with_options(flow_run_name=job.sku)(**parameters, return_state=True)
     return await _result_from_state(job, state, _run_id(state), parameters)
@@ -142,7 +142,7 @@ def _run_id(state: Any) -> str | None:
 
 async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
                              parameters: dict[str, Any]) -> ListingResult:
-    from flows.run_result import webtask_result
+    from webtask_flows.run_result import webtask_result
 
     if state is None or not state.is_final() or state.is_crashed() or state.is_cancelled():
         name = state.name if state is not None else "no state"
@@ -175,7 +175,7 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
 def _unreported_error(job: ListingJob, parameters: dict[str, Any], feedback: str, *, run_id: str | None,
                       like: ListingResult | None = None) -> ListingResult:
     """An error result for a listing whose run did not report it, and its ``webtask.task.error`` event."""
-    from flows.events import emit_task_event
+    from webtask_flows.events import emit_task_event
 
     emit_task_event("error", task=parameters["task"], reason=feedback, flow_run_id=run_id,
                     max_steps=parameters.get("max_steps"), labels=parameters.get("labels"),

@@ -67,7 +67,7 @@ class DemoOptions:
 
 def write_demo_manifest(folder: Path, count: int) -> Path:
     """``folder/manifest.jsonl`` and ``folder/photos/*.jpg`` (relative paths in the manifest)."""
-    from flows.etl_example import sample_products
+    from webtask_flows.listings.etl_example import sample_products
 
     (folder / "photos").mkdir(parents=True, exist_ok=True)
     lines = []
@@ -163,7 +163,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     """Run the demo; returns the JSON-able outcome (also printed as the last line by the CLI)."""
     from prefect.blocks.system import Secret
 
-    from flows.batch import batch_listing_upload, batch_results
+    from webtask_flows.listings.batch import batch_listing_upload, batch_results
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
 

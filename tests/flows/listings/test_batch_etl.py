@@ -14,7 +14,7 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from flows.etl_example import listings_etl, sample_products
+from webtask_flows.listings.etl_example import listings_etl, sample_products
 from webtask_core.errors import ConfigError
 from webtask_core.testing import MarketplaceListingPolicy
 

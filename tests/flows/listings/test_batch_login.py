@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from flows.batch_login import (
+from webtask_flows.listings.login import (
     LOGIN_MAX_STEPS,
     login_session_key_for,
     plan_login,

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from flows.batch_ledger import LedgerRecordError, open_ledger, site_namespace
-from flows.batch_models import ListingResult
+from webtask_flows.listings.ledger import LedgerRecordError, open_ledger, site_namespace
+from webtask_flows.listings.models import ListingResult
 from webtask_core.llm.types import Usage
 from webtask_core.errors import ConfigError
-from webtask_core.listings import ListingRecord
+from webtask_flows.listings.records import ListingRecord
 
 LISTING = ListingRecord(
     sku="BOOT-1", title="Red boots", description="Leather", price="45.50", category="Shoes",

@@ -14,9 +14,9 @@ from flow_helpers import (
 )
 from test_batch_flow import manifest_rows, params, write_photos
 
-from flows.batch import batch_listing_upload, batch_results
+from webtask_flows.listings.batch import batch_listing_upload, batch_results
 from webtask_core.errors import ConfigError
-from webtask_core.listings import ManifestError
+from webtask_flows.listings.records import ManifestError
 from webtask_core.testing import MarketplaceListingPolicy
 
 

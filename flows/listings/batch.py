@@ -1,13 +1,13 @@
 """The ``batch-listing-upload`` flow: every listing of a manifest on the marketplace, crash-safe.
 
-    from flows.batch import batch_listing_upload
+    from webtask_flows.listings.batch import batch_listing_upload
     results = await batch_listing_upload(manifest="s3://listings/nightly/manifest.jsonl",
                                          site_url="https://shop.example", username="ops",
                                          password_secret="shop-password")
 
 In order: read and validate the whole manifest (nothing touches the site when a row is bad), render
 every task, check the ledger can be written, skip the listings the ledger already holds, log in once
-(unless a usable login is stored; see :mod:`flows.batch_login`), then run the others with at most
+(unless a usable login is stored; see :mod:`webtask_flows.listings.login`), then run the others with at most
 ``max_concurrency`` at a time — each a ``run-webtask`` run named after its SKU, starting with the
 shared login's cookies: in this process, every listing a context of one shared Chromium, or
 (``fan_out="deployments"``) on the work pool. Every finished listing updates
@@ -27,17 +27,17 @@ from prefect.states import Completed, Failed
 
 from webtask_core.errors import ConfigError
 from webtask_core.llm.anthropic import check_model_name
-from webtask_core.listings import ListingRecord
+from webtask_flows.listings.records import ListingRecord
 
-from flows.batch_artifacts import BatchProgress, publish_summary, summary_line
-from flows.batch_ledger import LedgerRecordError, ListingLedger, open_ledger
-from flows.batch_login import announce_login, plan_login, start_shared_login
-from flows.batch_models import ListingResult
-from flows.batch_runs import FanOut, ListingJob, plan_jobs, run_listing
-from flows.batch_starts import SubflowStarts
+from webtask_flows.listings.artifacts import BatchProgress, publish_summary, summary_line
+from webtask_flows.listings.ledger import LedgerRecordError, ListingLedger, open_ledger
+from webtask_flows.listings.login import plan_login, start_shared_login
+from webtask_flows.listings.models import ListingResult
+from webtask_flows.listings.runs import FanOut, ListingJob, plan_jobs, run_listing
+from webtask_flows.run_signals import SubflowStarts, announce_session
 from webtask_core.browser.runtime import SharedBrowser
-from flows.events import emit_batch_event
-from flows.manifest import BatchInput, load_batch_input
+from webtask_flows.listings.events import emit_batch_event
+from webtask_flows.listings.manifest import BatchInput, load_batch_input
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
 
@@ -151,7 +151,7 @@ async def batch_listing_upload(
     finished: list[ListingResult] = []
     results: dict[str, ListingResult] = {}
 
-    starts = SubflowStarts()  # in this process: one subflow start at a time (see flows.batch_starts)
+    starts = SubflowStarts()  # in this process: one subflow start at a time (see webtask_flows.run_signals)
 
     async def settle(result: ListingResult) -> None:
         results[result.sku] = result
@@ -196,7 +196,7 @@ async def batch_listing_upload(
             logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                                  starts=starts, labels=labels)
             try:
-                with announce_login(login.session_key, logged_in):
+                with announce_session(login.session_key, logged_in):
                     await asyncio.gather(*(run_one(job, login.session_key) for job in pending))
             finally:  # normally long done: every listing waited for it
                 if not logged_in.done():
@@ -224,8 +224,8 @@ def _check_parameters(site_url: str, max_concurrency: int, fan_out: str, *, max_
 
 async def _check_password_secret(password_secret: str) -> None:
     """The Secret block (or ``env:VARIABLE``) must exist and hold a password before any listing."""
-    from flows.batch_runs import PASSWORD_SECRET_NAME
-    from flows.webtask_flow import load_secrets
+    from webtask_flows.listings.runs import PASSWORD_SECRET_NAME
+    from webtask_flows.run_flow import load_secrets
 
     try:
         await load_secrets({PASSWORD_SECRET_NAME: password_secret})

@@ -4,7 +4,7 @@ listing's earlier result.
 
 Prefect identifies a subflow call by its position among the parent's calls; a retried batch skips the
 listings the ledger holds, so positions shift. Each listing's subflow therefore runs inside a task of
-its own (see flows.subflows), which gives the subflow a fresh identity on every attempt.
+its own (see webtask_flows.subflows), which gives the subflow a fresh identity on every attempt.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from flow_helpers import (
 )
 from test_batch_flow import manifest_rows, params, requests_per_sku, write_photos
 
-from flows.batch import batch_listing_upload, batch_results
+from webtask_flows.listings.batch import batch_listing_upload, batch_results
 from webtask_core.testing import MarketplaceListingPolicy
 
 

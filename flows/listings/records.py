@@ -187,7 +187,7 @@ def load_task_template(template: str | None = None) -> "jinja2.Template":
     import yaml
 
     if template is None:
-        text = importlib.resources.files("webtask_core.prompts").joinpath(_DEFAULT_TEMPLATE).read_text()
+        text = importlib.resources.files("webtask_flows.listings").joinpath("prompts", _DEFAULT_TEMPLATE).read_text()
     elif "\n" not in template and Path(template).suffix in (".yaml", ".yml", ".j2", ".jinja", ".txt"):
         path = Path(template)
         if not path.is_file():

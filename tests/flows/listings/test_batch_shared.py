@@ -21,8 +21,8 @@ from flow_helpers import (
 from test_batch_flow import login_requests, manifest_rows, params, requests_per_sku, write_photos
 from test_run_webtask_shared import LaunchCounter, logins
 
-from flows.batch import batch_listing_upload
-from flows.batch_login import LOGIN_RUN_NAME, login_session_key_for
+from webtask_flows.listings.batch import batch_listing_upload
+from webtask_flows.listings.login import LOGIN_RUN_NAME, login_session_key_for
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.request_view import latest_page, latest_url, task_json
 

@@ -18,7 +18,7 @@ __all__ = ["app"]
 
 def _require_demo_extra(command: str) -> None:
     # The demo marketplace is an extra: say what to install instead of a traceback from the site.
-    from flows.demo import require_demo_extra
+    from webtask_flows.listings.demo import require_demo_extra
 
     try:
         require_demo_extra(f"`webtask {command}`")
@@ -36,7 +36,7 @@ def demo(
 ) -> None:
     """The offline demo: a batch listing upload to a local marketplace, on Prefect's embedded server."""
     _require_demo_extra("demo")
-    from flows.demo import prepare_environment
+    from webtask_flows.listings.demo import prepare_environment
 
     prepare_environment()  # before anything imports Prefect
 
@@ -45,7 +45,7 @@ def demo(
 
     from rich.console import Console
 
-    from flows.demo import DemoOptions, run_demo
+    from webtask_flows.listings.demo import DemoOptions, run_demo
 
     console = Console(stderr=True)
     options = DemoOptions(listings=listings, concurrency=concurrency, keep_open=keep_open, workdir=workdir)
@@ -67,7 +67,7 @@ def services(
     _require_demo_extra("services")
     from rich.console import Console
 
-    from flows.services import ServicesOptions, run_services
+    from webtask_flows.listings.services import ServicesOptions, run_services
     from webtask_core.errors import ConfigError
 
     console = Console(stderr=True)

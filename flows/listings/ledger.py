@@ -27,11 +27,11 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from webtask_core.errors import ConfigError
-from webtask_core.listings import ListingRecord
+from webtask_flows.listings.records import ListingRecord
 from webtask_core.storage import default_session_folder, is_s3_uri
 
-from .batch_models import ListingResult
-from .settings import WebtaskSettings
+from webtask_flows.listings.models import ListingResult
+from webtask_flows.settings import WebtaskSettings
 
 __all__ = [
     "ListingLedger",

@@ -1,0 +1,60 @@
+"""The listing batch's own event: ``webtask.batch.completed`` / ``webtask.batch.failed``, with the
+counts and the SKUs that did not complete (task events come from webtask_flows.events)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from prefect.events import emit_event
+
+from webtask_core.errors import ConfigError
+from webtask_flows.events import clip_text, current_flow_run
+from webtask_flows.listings.models import ListingResult
+
+__all__ = ["BATCH_EVENT_NAMES", "emit_batch_event"]
+
+BATCH_EVENT_NAMES: dict[str, str] = {"completed": "webtask.batch.completed", "failed": "webtask.batch.failed"}
+_MAX_LISTED_FAILURES = 50
+
+
+def emit_batch_event(
+    results: Sequence[ListingResult], *, source: str, message: str, reason: str | None = None,
+    flow_run_id: UUID | str | None = None, flow_run_name: str | None = None,
+) -> Any:
+    """``webtask.batch.completed`` when every listing completed, else ``webtask.batch.failed`` with the
+    failed SKUs and why. ``reason``: the batch itself failed before or around its listings.
+    ``flow_run_id`` defaults to the current flow run (the batch's)."""
+    current_id, current_name = current_flow_run()
+    run_id = str(flow_run_id) if flow_run_id is not None else current_id
+    if run_id is None:
+        raise ConfigError("flow_run_id", "not given and not called inside the batch's flow run")
+    run_name = flow_run_name or (current_name if run_id == current_id else None)
+    total = sum(1 for result in results if result.status != "invalid")
+    failed = [result for result in results if result.failed or result.status == "invalid"]
+    status = "failed" if failed or reason else "completed"
+    counts = Counter("already done" if result.skipped else result.status for result in results)
+    flow_run = {"prefect.resource.id": f"prefect.flow-run.{run_id}", "prefect.resource.role": "flow-run"}
+    if run_name:
+        flow_run["prefect.resource.name"] = run_name
+    payload: dict[str, Any] = {
+        "status": status,
+        "source": source,
+        "message": clip_text(message),
+        "reason": clip_text(reason),
+        "total": total,
+        "counts": dict(counts),
+        "failed_count": len(failed),
+        "failed_skus": [result.sku for result in failed],
+        "failed": [{"sku": r.sku, "status": r.status, "reason": clip_text(r.feedback, 300), "flow_run_id": r.flow_run_id}
+                   for r in failed[:_MAX_LISTED_FAILURES]],
+        "flow_run_id": run_id,
+    }
+    resource = {
+        "prefect.resource.id": f"webtask.batch.{run_id}",
+        "prefect.resource.name": clip_text(f"batch {run_name or run_id} ({source})", 200) or "batch",
+        "webtask.status": status,
+    }
+    return emit_event(event=BATCH_EVENT_NAMES[status], resource=resource, related=[flow_run], payload=payload)
