@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from webtask_core.browser import Browser, BrowserConfig, BrowserSession, Observation
+from webtask_core.browser import Browser, BrowserConfig, BrowserTab, Observation
 from webtask_core.browser.models import DEFAULT_TREE_BUDGET_CHARS
 
 TEST_PAGES = Path(__file__).resolve().parent.parent / "tests" / "core" / "browser" / "pages"
@@ -136,7 +136,7 @@ def tree_figures(observation: Observation) -> dict[str, int]:
 
 
 async def measure(
-    session: BrowserSession, url: str, runs: int, shots: int, whole: BrowserSession | None = None
+    session: BrowserTab, url: str, runs: int, shots: int, whole: BrowserTab | None = None
 ) -> dict[str, object]:
     """Figures for one page; with `whole` (a session without a tree budget) its observations too."""
     await session.navigate(url)
@@ -184,7 +184,7 @@ async def main(runs: int) -> dict[str, object]:
     unbudgeted = await Browser.launch(BrowserConfig(tree_budget_chars=None))
     results: dict[str, object] = {}
     try:
-        session, whole = await browser.new_session(), await unbudgeted.new_session()
+        session, whole = await browser.new_tab(), await unbudgeted.new_tab()
         for name in (*BUNDLED, "large.html"):
             large = name == "large.html"
             results[name] = await measure(

@@ -42,7 +42,7 @@ from playwright.async_api import BrowserContext, Page, Request
 
 from webtask_core.browser import Browser, BrowserConfig
 from webtask_core.llm.anthropic import AnthropicLLM
-from webtask_core.session import Step
+from webtask_core.record import Step
 from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
 from webtask_core.testing.fake_anthropic_checks import estimate_tokens
 from webtask_core.testing.marketplace import Marketplace
@@ -171,7 +171,7 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
                     for number in range(runs):
                         server.reset()
                         llm.calls.clear()
-                        tab = await browser.new_session()  # a fresh context per run, as the Agent would
+                        tab = await browser.new_tab()  # a fresh context per run, as the Agent would
                         page = tab.page
                         assert page is not None
                         loads = _SiteLoads(page.context)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from webtask_core.secrets import SecretValues
-from webtask_core.session import Step, ToolCallRecord
+from webtask_core.record import Step, ToolCallRecord
 
 if TYPE_CHECKING:
     from webtask_flows.run_result import WebtaskResult

@@ -35,7 +35,7 @@ from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
 from webtask_core.resources import validate_resource_name
-from webtask_core.session import WorkerSession
+from webtask_core.record import TaskRecord
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
 from webtask_core.tools.base import SECRET_PLACEHOLDER
@@ -123,7 +123,7 @@ async def run_webtask(
     flow_run_id = str(run_context.flow_run.id) if run_context and run_context.flow_run else None
 
     async with AsyncExitStack() as stack:
-        previous: WorkerSession | None = None
+        previous: TaskRecord | None = None
         storage_state: dict[str, Any] | None = None
         last_url: str | None = None
         store = None
@@ -146,7 +146,7 @@ async def run_webtask(
             BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains,
                            block_requests=block_requests)
         )
-        worker = Worker(llm, browser.current_session, options=options)
+        worker = Worker(llm, browser.current_tab, options=options)
         scrub = worker.secrets.scrub  # everything logged, stored or shown is scrubbed of the values
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
@@ -279,7 +279,7 @@ async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _result(
-    session: WorkerSession,
+    session: TaskRecord,
     step_run: StepRun,
     task_ms: Mapping[int, float],
     *,

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from webtask_core.llm.types import Usage
-from webtask_core.session import WorkerStatus
+from webtask_core.record import WorkerStatus
 
 __all__ = ["WebtaskResult", "StepTiming", "WebtaskFailed", "webtask_result", "FAILED_STATE_NAMES"]
 

@@ -1,4 +1,4 @@
-"""Carry a WorkerSession and the browser's storage state from one flow run to the next.
+"""Carry a TaskRecord and the browser's storage state from one flow run to the next.
 
 Documents live in a :class:`~webtask_core.storage.SessionStore` (a local folder by default, an S3
 prefix when ``WEBTASK_SESSION_STORE`` or ``location`` is ``s3://bucket/prefix/``). Runs that share a
@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from webtask_core.errors import SessionFormatError
-from webtask_core.session import WorkerSession
+from webtask_core.record import TaskRecord
 from webtask_core.storage import (
     SessionStore,
-    StoredSession,
+    SavedSession,
     is_s3_uri,
-    make_stored_session,
+    make_saved_session,
     open_session_store,
     validate_session_key,
 )
@@ -48,7 +48,7 @@ async def get_session_store(location: str | Path | None = None, *, s3: S3Source 
     return open_session_store(where, s3_client=client)
 
 
-async def load_session(session_key: str, *, store: SessionStore | None = None) -> StoredSession | None:
+async def load_session(session_key: str, *, store: SessionStore | None = None) -> SavedSession | None:
     """The stored session for ``session_key``, or None for a new key.
 
     Raises ``SessionFormatError`` (naming key and location, file left as it is) for a corrupt or
@@ -61,8 +61,8 @@ async def load_session(session_key: str, *, store: SessionStore | None = None) -
 
 async def load_worker_session(
     session_key: str, *, store: SessionStore | None = None
-) -> tuple[WorkerSession, StoredSession] | None:
-    """The stored WorkerSession (and the whole document, for its storage state and last URL), or
+) -> tuple[TaskRecord, SavedSession] | None:
+    """The stored TaskRecord (and the whole document, for its storage state and last URL), or
     None for a new key. Any format problem, outer or inner, names the key and the location."""
     store = store or await get_session_store()
     stored = await load_session(session_key, store=store)
@@ -81,10 +81,10 @@ async def save_session(
     storage_state: Mapping[str, Any] | None = None,
     last_url: str | None = None,
     store: SessionStore | None = None,
-) -> StoredSession:
-    """Store ``session`` (a WorkerSession, its JSON, or a dict) with the browser storage state."""
+) -> SavedSession:
+    """Store ``session`` (a TaskRecord, its JSON, or a dict) with the browser storage state."""
     validate_session_key(session_key)
-    document = make_stored_session(session, storage_state=storage_state, last_url=last_url)
+    document = make_saved_session(session, storage_state=storage_state, last_url=last_url)
     store = store or await get_session_store()
     await asyncio.to_thread(store.save, session_key, document)
     return document

@@ -25,7 +25,7 @@ from prefect.tasks import exponential_backoff
 
 from webtask_core.errors import ConfigError, TransientError
 from webtask_core.secrets import SecretValues
-from webtask_core.session import Step
+from webtask_core.record import Step
 
 from webtask_flows.artifacts import publish_step_artifact
 

@@ -16,6 +16,7 @@ __all__ = [
     "StepOutcome",
     "Worker",
     "WorkerOptions",
+    "TaskRecord",
     "WorkerSession",
     "WorkerStatus",
     "TaskContext",
@@ -31,9 +32,10 @@ _WHERE = {
     "StepOutcome": "webtask_core.agent",
     "Worker": "webtask_core.worker",
     "WorkerOptions": "webtask_core.worker",
-    "WorkerSession": "webtask_core.session",
-    "WorkerStatus": "webtask_core.session",
-    "Step": "webtask_core.session",
+    "TaskRecord": "webtask_core.record",
+    "WorkerSession": "webtask_core.record",
+    "WorkerStatus": "webtask_core.record",
+    "Step": "webtask_core.record",
     "TaskContext": "webtask_core.task_context",
     "TaskRun": "webtask_core.task_run",
     "tool": "webtask_core.tools",
@@ -42,7 +44,7 @@ _WHERE = {
 
 if TYPE_CHECKING:
     from webtask_core.agent import Agent, AgentResult, StepOutcome
-    from webtask_core.session import Step, WorkerSession, WorkerStatus
+    from webtask_core.record import Step, TaskRecord, WorkerSession, WorkerStatus
     from webtask_core.task_context import TaskContext
     from webtask_core.task_run import TaskRun
     from webtask_core.tools import ToolContext, tool

@@ -5,7 +5,7 @@
         result = await agent.do("List the item ...", output_schema=Listing)
 
 ``async with`` always closes what the agent opened (its own Browser when none was given, or the tab
-it opened in a given Browser). A BrowserSession passed in stays the caller's to close. Each task is
+it opened in a given Browser). A BrowserTab passed in stays the caller's to close. Each task is
 a :class:`~webtask_core.task_run.TaskRun` in the agent's browser runtime (the same loop the Prefect
 flow runs), plus the retry loop of :meth:`Agent.run_step`.
 
@@ -35,14 +35,14 @@ from webtask_core.llm.types import LLM, Usage
 from webtask_core.progress import Phase, ProgressCallback
 from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
-from webtask_core.session import Step, WorkerSession, WorkerStatus
+from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.task_run import TaskRun
 from webtask_core.tools import OutputSchema, UserTools
 from webtask_core.worker import Worker, WorkerOptions
 
 if TYPE_CHECKING:
-    from webtask_core.browser import Browser, BrowserConfig, BrowserSession
+    from webtask_core.browser import Browser, BrowserConfig, BrowserTab
     from webtask_core.browser.runtime import BrowserRuntime
 
 __all__ = ["Agent", "AgentResult", "StepOutcome", "check_start_url"]
@@ -74,7 +74,7 @@ class Agent:
         self,
         llm: LLM,
         *,
-        browser: "Browser | BrowserSession | None" = None,
+        browser: "Browser | BrowserTab | None" = None,
         browser_config: "BrowserConfig | None" = None,
         persist_context: bool = False,
         resources: Mapping[str, PathLike] | None = None,
@@ -106,25 +106,25 @@ class Agent:
         self._browser_config = browser_config
         self._given: dict[str, Any] = {}
         if browser is not None:
-            if hasattr(browser, "new_session"):
+            if hasattr(browser, "new_tab"):
                 self._given = {"browser": browser}
             elif hasattr(browser, "observe"):
                 if self.allowed_domains:
                     raise ConfigError(
                         "allowed_domains",
-                        "a BrowserSession passed in keeps its own rules: give allowed_domains to "
-                        "browser.new_session(), or pass the Browser instead",
+                        "a BrowserTab passed in keeps its own rules: give allowed_domains to "
+                        "browser.new_tab(), or pass the Browser instead",
                     )
                 self._given = {"tab": browser}
             else:
-                raise ConfigError("browser", f"expected a Browser or a BrowserSession, got {type(browser).__name__}")
+                raise ConfigError("browser", f"expected a Browser or a BrowserTab, got {type(browser).__name__}")
         self._runtime = self._new_runtime()
         self._resources = ResourceSet(resources)
         # The tab can be replaced between steps (a crash, a stuck page): the worker asks for it each step.
-        self.worker = Worker(llm, lambda: self._runtime.current_session(),
+        self.worker = Worker(llm, lambda: self._runtime.current_tab(),
                              options=_with_secrets(options, secrets, self.allowed_domains), progress=progress,
                              tools=tools)
-        self.last_session: WorkerSession | None = None
+        self.last_session: TaskRecord | None = None
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None
         self._run: TaskRun | None = None

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.spinner import Spinner
 
 from webtask_core.progress import Phase, Progress
-from webtask_core.session import Step
+from webtask_core.record import Step
 
 __all__ = ["StepDisplay"]
 

@@ -103,4 +103,4 @@ class ResourceError(ConfigError):
 
 
 class SessionFormatError(WebtaskError, ValueError):
-    """A stored WorkerSession is corrupt or from an incompatible schema version."""
+    """A stored TaskRecord is corrupt or from an incompatible schema version."""

@@ -12,7 +12,7 @@ short with an ellipsis (the tree clips long values: ``S3cr3t-Pa…``).
 
 A value may be limited to hosts (``SecretValue(value, domains=[...])``, or ``domains=`` for all of
 them): ``reveal`` refuses to type it into a document of another host. The tools pass the URL of
-the frame the text goes to (``BrowserSession.typing_url``), so a frame from another site embedded in
+the frame the text goes to (``BrowserTab.typing_url``), so a frame from another site embedded in
 an allowed page does not count as that page.
 """
 
@@ -201,7 +201,7 @@ class SecretValues:
         return data
 
     def scrub_model(self, model: Any) -> Any:
-        """A pydantic model (a WorkerSession, a Step) with every string in it scrubbed."""
+        """A pydantic model (a TaskRecord, a Step) with every string in it scrubbed."""
         if not self:
             return model
         dumped = model.model_dump(mode="json")

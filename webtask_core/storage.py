@@ -1,6 +1,6 @@
 """Storage helpers that do not depend on Prefect: S3 URIs, safe file names, and the session store.
 
-The session store keeps, per session key, one JSON document: the WorkerSession, the browser storage
+The session store keeps, per session key, one JSON document: the TaskRecord, the browser storage
 state (cookies, local storage), the last URL, and when it was saved. Two backends: a local folder
 (atomic writes, owner-only permissions, because cookies are secrets) and an S3 prefix. Both are
 synchronous; async callers run them through ``asyncio.to_thread``.
@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from webtask_core.errors import ConfigError, SessionFormatError
 
 if TYPE_CHECKING:
-    from webtask_core.session import WorkerSession
+    from webtask_core.record import TaskRecord
 
 __all__ = [
     "S3Location",
@@ -35,8 +35,8 @@ __all__ = [
     "SESSION_SCHEMA_VERSION",
     "SESSION_KEY_PATTERN",
     "validate_session_key",
-    "StoredSession",
-    "make_stored_session",
+    "SavedSession",
+    "make_saved_session",
     "SessionStore",
     "LocalSessionStore",
     "S3SessionStore",
@@ -119,8 +119,8 @@ def validate_session_key(session_key: str) -> str:
     return session_key
 
 
-class StoredSession(BaseModel):
-    """What the store keeps per session key. ``session`` is the WorkerSession as a JSON object."""
+class SavedSession(BaseModel):
+    """What the store keeps per session key. ``session`` is the TaskRecord as a JSON object."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -132,18 +132,18 @@ class StoredSession(BaseModel):
 
     @property
     def session_json(self) -> str:
-        """The WorkerSession as a JSON string, for ``WorkerSession.from_json``."""
+        """The TaskRecord as a JSON string, for ``TaskRecord.from_json``."""
         return json.dumps(self.session)
 
-    def worker_session(self) -> "WorkerSession":
-        """The stored WorkerSession; ``SessionFormatError`` when it is corrupt or of another version."""
-        from webtask_core.session import WorkerSession
+    def worker_session(self) -> "TaskRecord":
+        """The stored TaskRecord; ``SessionFormatError`` when it is corrupt or of another version."""
+        from webtask_core.record import TaskRecord
 
-        return WorkerSession.from_json(self.session_json)
+        return TaskRecord.from_json(self.session_json)
 
 
 def _session_as_dict(session: Any) -> dict[str, Any]:
-    """Accept a dict, a JSON string, or an object with ``to_json()`` (the WorkerSession)."""
+    """Accept a dict, a JSON string, or an object with ``to_json()`` (the TaskRecord)."""
     if hasattr(session, "to_json"):
         session = session.to_json()
     if isinstance(session, (str, bytes)):
@@ -153,13 +153,13 @@ def _session_as_dict(session: Any) -> dict[str, Any]:
     return dict(session)
 
 
-def make_stored_session(
+def make_saved_session(
     session: Any,
     *,
     storage_state: Mapping[str, Any] | None = None,
     last_url: str | None = None,
-) -> StoredSession:
-    return StoredSession(
+) -> SavedSession:
+    return SavedSession(
         session=_session_as_dict(session),
         storage_state=dict(storage_state) if storage_state is not None else None,
         last_url=last_url,
@@ -167,7 +167,7 @@ def make_stored_session(
     )
 
 
-def _parse_document(raw: bytes, *, session_key: str, location: str) -> StoredSession:
+def _parse_document(raw: bytes, *, session_key: str, location: str) -> SavedSession:
     where = f"session {session_key!r} at {location}"
     try:
         data = json.loads(raw)
@@ -182,7 +182,7 @@ def _parse_document(raw: bytes, *, session_key: str, location: str) -> StoredSes
             f"{SESSION_SCHEMA_VERSION}. Move the file away (or delete it) to start a fresh session."
         )
     try:
-        return StoredSession.model_validate(data)
+        return SavedSession.model_validate(data)
     except ValidationError as exc:
         raise SessionFormatError(f"{where} is malformed: {exc}") from exc
 
@@ -192,7 +192,7 @@ def _parse_document(raw: bytes, *, session_key: str, location: str) -> StoredSes
 
 
 class SessionStore(ABC):
-    """Load and save :class:`StoredSession` documents by session key."""
+    """Load and save :class:`SavedSession` documents by session key."""
 
     @abstractmethod
     def location(self, session_key: str) -> str:
@@ -208,7 +208,7 @@ class SessionStore(ABC):
     def delete(self, session_key: str) -> bool:
         """Remove the document; False when there was none."""
 
-    def load(self, session_key: str) -> StoredSession | None:
+    def load(self, session_key: str) -> SavedSession | None:
         """The stored document, or None when the key has none. A corrupt or incompatible document
         raises :class:`SessionFormatError` naming the key and location, and is left untouched."""
         validate_session_key(session_key)
@@ -217,7 +217,7 @@ class SessionStore(ABC):
             return None
         return _parse_document(raw, session_key=session_key, location=self.location(session_key))
 
-    def save(self, session_key: str, document: StoredSession) -> None:
+    def save(self, session_key: str, document: SavedSession) -> None:
         validate_session_key(session_key)
         self._write(session_key, document.model_dump_json(indent=1).encode())
 

@@ -29,10 +29,10 @@ from webtask_core.history import ActionHistory, StuckThresholds
 from webtask_core.llm.types import Block, ImageBlock, Message, TextBlock, Usage
 from webtask_core.prompt_set import PromptSet
 from webtask_core.resources import ResourceSet
-from webtask_core.session import (
+from webtask_core.record import (
     PreviousTask,
     Step,
-    WorkerSession,
+    TaskRecord,
     WorkerStatus,
     utc_now,
 )
@@ -55,7 +55,7 @@ class TaskContext:
         resources: ResourceSet | None = None,
         output_spec: OutputSpec | None = None,
         max_steps: int = 20,
-        previous_session: WorkerSession | None = None,
+        previous_session: TaskRecord | None = None,
         thresholds: StuckThresholds | None = None,
         tools: Sequence[Tool] = (),
     ):
@@ -109,7 +109,7 @@ class TaskContext:
 
     # ---- rendering ----
 
-    def _continue_from(self, session: WorkerSession) -> None:
+    def _continue_from(self, session: TaskRecord) -> None:
         pairs = [message.model_copy(deep=True, update={"cache": False}) for message in session.pairs]
         for index, message in enumerate(pairs):
             expected = "assistant" if index % 2 == 0 else "user"
@@ -250,10 +250,10 @@ class TaskContext:
 
     def to_session(
         self, *, final_url: str = "", final_dom: str = "", final_screenshot: str | None = None
-    ) -> WorkerSession:
+    ) -> TaskRecord:
         if self.status is None:
             raise RuntimeError("the task is not finished; run steps until ctx.finished")
-        return WorkerSession(
+        return TaskRecord(
             status=self.status,
             output=self.output if self.has_output else None,
             feedback=self.feedback,

@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
-from webtask_core.session import Step, WorkerSession
+from webtask_core.record import Step, TaskRecord
 
 if TYPE_CHECKING:
     from webtask_core.browser.runtime import BrowserRuntime
@@ -32,7 +32,7 @@ __all__ = ["TaskRun"]
 class TaskRun:
     """``TaskRun(worker, ctx, runtime, start_url=...)``; ``await step()`` until ``finished``, then ``finish()``.
 
-    ``worker`` must take its browser tab from ``runtime.current_session`` (the tab can be replaced
+    ``worker`` must take its browser tab from ``runtime.current_tab`` (the tab can be replaced
     between steps). ``start_url``: where the tab goes before the first step (None: it stays where it
     is, as when a task continues the last one's conversation).
     """
@@ -94,7 +94,7 @@ class TaskRun:
         else:
             await self.runtime.ensure_alive(self.ctx.current_url)
 
-    async def finish(self) -> WorkerSession:
+    async def finish(self) -> TaskRecord:
         """The finished task's record, with the final page when the browser still runs."""
         if not self.runtime.is_alive:
             return await self.worker.finish(self.ctx, capture=False)

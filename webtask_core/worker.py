@@ -26,16 +26,16 @@ from webtask_core.progress import Phase, Progress, ProgressCallback, describe_ca
 from webtask_core.prompt_set import PromptSet
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
-from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerSession, WorkerStatus
+from webtask_core.record import Step, StepTimings, ToolCallRecord, TaskRecord, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 
 if TYPE_CHECKING:
-    from webtask_core.browser import BrowserSession
+    from webtask_core.browser import BrowserTab
 
 __all__ = ["Worker", "WorkerOptions", "SessionProvider"]
 
-SessionProvider = Callable[[], "BrowserSession"]
+SessionProvider = Callable[[], "BrowserTab"]
 NO_TOOL_CALL = "(no tool call)"
 
 
@@ -69,7 +69,7 @@ class Worker:
     def __init__(
         self,
         llm: LLM,
-        browser: "BrowserSession | SessionProvider",
+        browser: "BrowserTab | SessionProvider",
         *,
         options: WorkerOptions | None = None,
         progress: ProgressCallback | None = None,
@@ -88,7 +88,7 @@ class Worker:
         self.secrets = SecretValues(self.options.secrets, domains=self.options.secret_domains)
 
     @property
-    def session(self) -> "BrowserSession":
+    def tab(self) -> "BrowserTab":
         return self._provider()
 
     # ---- the three parts ----
@@ -100,7 +100,7 @@ class Worker:
         resources: ResourceSet | Mapping[str, str | PathLike[str]] | None = None,
         output_schema: OutputSchema = None,
         max_steps: int = 20,
-        previous_session: WorkerSession | None = None,
+        previous_session: TaskRecord | None = None,
     ) -> TaskContext:
         """A new TaskContext. Checks the caller's input; touches neither the browser nor the model."""
         if not isinstance(task, str) or not task.strip():
@@ -108,8 +108,8 @@ class Worker:
         task = self.secrets.scrub(task)  # a value pasted into the task reaches the model as its placeholder
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError("max_steps", f"must be a positive integer, got {max_steps!r}")
-        if previous_session is not None and not isinstance(previous_session, WorkerSession):
-            raise ConfigError("previous_session", "must be a WorkerSession (or None)")
+        if previous_session is not None and not isinstance(previous_session, TaskRecord):
+            raise ConfigError("previous_session", "must be a TaskRecord (or None)")
         if not isinstance(resources, ResourceSet):
             resources = ResourceSet(resources)
         return TaskContext(
@@ -140,13 +140,13 @@ class Worker:
             raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
         started = time.perf_counter()
         index = ctx.next_index
-        session = self.session
+        tab = self.tab
         self.report(ctx, Phase.observing)
 
-        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await session.observe())
+        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
         # A blank tab (every fresh task's first step) shows nothing a picture could add.
         blank = observation.url == "about:blank" and not observation.elements
-        shot = await self._screenshot(session, marks=True, mask_ids=mask_ids, withhold=unmaskable or blank)
+        shot = await self._screenshot(tab, marks=True, mask_ids=mask_ids, withhold=unmaskable or blank)
         observed = time.perf_counter()
         history = ctx.history.with_page(
             page_key(observation.url, observation.tree, observation.scroll), observation.url
@@ -185,7 +185,7 @@ class Worker:
 
         state = ctx.step_state()
         tool_ctx = ToolContext(
-            session=session, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
+            tab=tab, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
             secrets=self.secrets,
         )
 
@@ -231,8 +231,8 @@ class Worker:
         step.timings.total_ms = _ms(started, time.perf_counter())
         return step
 
-    async def finish(self, ctx: TaskContext, *, capture: bool = True) -> WorkerSession:
-        """The WorkerSession of a finished task; with ``capture``, the final page and screenshot."""
+    async def finish(self, ctx: TaskContext, *, capture: bool = True) -> TaskRecord:
+        """The TaskRecord of a finished task; with ``capture``, the final page and screenshot."""
         if not ctx.finished:
             raise RuntimeError("the task is not finished yet; call step() until ctx.finished")
         try:
@@ -243,12 +243,12 @@ class Worker:
                 raise
         raise redacted
 
-    async def _finish(self, ctx: TaskContext, *, capture: bool) -> WorkerSession:
+    async def _finish(self, ctx: TaskContext, *, capture: bool) -> TaskRecord:
         if not capture:
             return self.secrets.scrub_model(ctx.to_session(final_url=ctx.current_url))
-        session = self.session
-        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await session.observe())
-        shot = await self._screenshot(session, marks=False, mask_ids=mask_ids, withhold=unmaskable)
+        tab = self.tab
+        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        shot = await self._screenshot(tab, marks=False, mask_ids=mask_ids, withhold=unmaskable)
         record = ctx.to_session(
             final_url=observation.url,
             final_dom=observation.tree,
@@ -260,12 +260,12 @@ class Worker:
     async def do(
         self,
         task: str,
-        previous_session: WorkerSession | None = None,
+        previous_session: TaskRecord | None = None,
         max_steps: int = 20,
         *,
         resources: ResourceSet | Mapping[str, str | PathLike[str]] | None = None,
         output_schema: OutputSchema = None,
-    ) -> WorkerSession:
+    ) -> TaskRecord:
         """Run a whole task: start, step until it ends, finish."""
         ctx = self.start(
             task, resources=resources, output_schema=output_schema, max_steps=max_steps,
@@ -285,7 +285,7 @@ class Worker:
         self.progress(Progress(ctx.next_index, ctx.max_steps, phase, detail, tokens))
 
     async def _screenshot(
-        self, session: "BrowserSession", *, marks: bool, mask_ids: list[str], withhold: bool
+        self, tab: "BrowserTab", *, marks: bool, mask_ids: list[str], withhold: bool
     ) -> bytes | None:
         """The screenshot with the elements showing a secret masked (password fields always are).
         None when a secret shows where no element can be masked (text in the page itself)."""
@@ -295,9 +295,9 @@ class Worker:
         scale = self.options.screenshot_scale if marks else 1.0
         quality = self.options.screenshot_quality
         if not mask_ids:
-            return await session.screenshot(marks=marks, format="jpeg", quality=quality, scale=scale)
+            return await tab.screenshot(marks=marks, format="jpeg", quality=quality, scale=scale)
         try:
-            return await session.screenshot(
+            return await tab.screenshot(
                 marks=marks, format="jpeg", quality=quality, mask_ids=mask_ids, scale=scale
             )
         except ActionError:  # an element to mask went stale meanwhile: better no picture than a secret

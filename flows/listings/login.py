@@ -35,8 +35,8 @@ from pydantic import BaseModel
 from webtask_flows.run_signals import SubflowStarts
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_flows.listings.records import load_task_template
-from webtask_core.session import WorkerStatus
-from webtask_core.storage import StoredSession
+from webtask_core.record import WorkerStatus
+from webtask_core.storage import SavedSession
 
 __all__ = [
     "LoginPlan",
@@ -121,7 +121,7 @@ def _cookie_matches(cookie: dict[str, Any], host: str) -> bool:
     return bool(domain) and (host == domain or host.endswith("." + domain))
 
 
-def stored_login_problem(stored: StoredSession | None, *, site_url: str, max_age: timedelta,
+def stored_login_problem(stored: SavedSession | None, *, site_url: str, max_age: timedelta,
                          now: datetime | None = None) -> str | None:
     """Why the stored login cannot be reused (None: it can). Judged from the document alone; the
     site may still have revoked the cookies, which the listings' "log in if needed" covers."""

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from webtask_core.browser import Browser, BrowserConfig, BrowserSession
+from webtask_core.browser import Browser, BrowserConfig, BrowserTab
 
 
 @pytest.fixture(scope="session")
@@ -18,8 +18,8 @@ async def browser() -> AsyncIterator[Browser]:
 
 
 @pytest.fixture
-async def browser_session(browser: Browser) -> AsyncIterator[BrowserSession]:
+async def browser_session(browser: Browser) -> AsyncIterator[BrowserTab]:
     """A fresh BrowserContext with one tab, closed after the test."""
-    session = await browser.new_session()
+    session = await browser.new_tab()
     yield session
     await session.close()

@@ -9,7 +9,7 @@ import pytest
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.storage import (
     LocalSessionStore,
-    make_stored_session,
+    make_saved_session,
     open_session_store,
     parse_s3_uri,
     path_inside,
@@ -71,7 +71,7 @@ def test_symlink_out_of_the_folder_is_refused(tmp_path):
 def test_local_store_sync_round_trip_and_schema_check(tmp_path):
     store = open_session_store(tmp_path)
     assert isinstance(store, LocalSessionStore)
-    store.save("k1", make_stored_session({"a": 1}, storage_state={"cookies": []}, last_url="http://x/"))
+    store.save("k1", make_saved_session({"a": 1}, storage_state={"cookies": []}, last_url="http://x/"))
     assert store.load("k1").session == {"a": 1}
 
     data = json.loads((tmp_path / "k1.json").read_text())

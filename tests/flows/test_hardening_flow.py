@@ -3,7 +3,7 @@
 The secret's value (as typed, URL-encoded, JSON-escaped) is searched for in every request the model
 received, every artifact of the run (step markdown with thumbnails, the steps table, the summary),
 the run's logs read back through the Prefect API and as captured at DEBUG, the stored session
-(WorkerSession and browser state files), the result and the state message: zero hits.
+(TaskRecord and browser state files), the result and the state message: zero hits.
 """
 
 from __future__ import annotations

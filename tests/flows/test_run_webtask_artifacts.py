@@ -16,7 +16,7 @@ from webtask_flows.artifacts import (
 from webtask_flows.run_result import WebtaskResult
 from webtask_core.llm.types import Usage
 from webtask_core.secrets import SecretValues
-from webtask_core.session import Step, StepTimings, ToolCallRecord, WorkerStatus
+from webtask_core.record import Step, StepTimings, ToolCallRecord, WorkerStatus
 
 SECRET = "hunter2-very-secret"
 

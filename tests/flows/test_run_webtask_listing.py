@@ -23,7 +23,7 @@ from flow_helpers import (
 from webtask_flows.run_flow import run_webtask
 from webtask_flows.run_result import WebtaskResult, webtask_result
 from webtask_flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
-from webtask_core.session import WorkerStatus
+from webtask_core.record import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy
 
 

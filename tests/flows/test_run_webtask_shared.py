@@ -40,20 +40,20 @@ class LaunchCounter:
     def __init__(self, monkeypatch: Any):
         self.launches: list[Browser] = []
         self.sessions: list[Any] = []
-        launch, new_session = Browser.launch.__func__, Browser.new_session  # type: ignore[attr-defined]
+        launch, new_tab = Browser.launch.__func__, Browser.new_tab  # type: ignore[attr-defined]
 
         async def counting_launch(cls: type[Browser], config: Any = None) -> Browser:
             browser = await launch(cls, config)
             self.launches.append(browser)
             return browser
 
-        async def counting_new_session(browser: Browser, *args: Any, **kwargs: Any) -> Any:
-            session = await new_session(browser, *args, **kwargs)
+        async def counting_new_tab(browser: Browser, *args: Any, **kwargs: Any) -> Any:
+            session = await new_tab(browser, *args, **kwargs)
             self.sessions.append(session)
             return session
 
         monkeypatch.setattr(Browser, "launch", classmethod(counting_launch))
-        monkeypatch.setattr(Browser, "new_session", counting_new_session)
+        monkeypatch.setattr(Browser, "new_tab", counting_new_tab)
 
 
 async def _log_in_under(key: str, shop: Any, shop_secret: dict[str, str]) -> None:

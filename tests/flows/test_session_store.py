@@ -24,7 +24,7 @@ STATE = {"cookies": [{"name": "sid", "value": "abc", "domain": "127.0.0.1", "pat
 
 
 class FakeWorkerSession:
-    """Stands in for the WorkerSession: anything with to_json() is stored as its JSON object."""
+    """Stands in for the TaskRecord: anything with to_json() is stored as its JSON object."""
 
     def to_json(self) -> str:
         return json.dumps(SESSION)
@@ -53,10 +53,10 @@ async def test_local_round_trip(tmp_path):
 def _worker_session():
     from datetime import datetime, timezone
 
-    from webtask_core.session import WorkerSession
+    from webtask_core.record import TaskRecord
 
     now = datetime.now(timezone.utc)
-    return WorkerSession(status="completed", task_description="List the boots", feedback="listed",
+    return TaskRecord(status="completed", task_description="List the boots", feedback="listed",
                          output={"url": "http://127.0.0.1/l/1"}, max_steps=20, steps_used=4,
                          started_at=now, finished_at=now)
 

@@ -7,12 +7,12 @@ from webtask_core.browser.chromium import CHROMIUM_ARGS, ChromiumNotFound, find_
 from webtask_core.browser.launch import Browser
 from webtask_core.browser.models import BrowserConfig, ElementInfo, Observation, TabInfo
 from webtask_core.browser.runtime import BrowserRuntime, SharedBrowser
-from webtask_core.browser.session import BrowserSession
+from webtask_core.browser.tab import BrowserTab
 
 __all__ = [
     "Browser",
     "BrowserConfig",
-    "BrowserSession",
+    "BrowserTab",
     "BrowserRuntime",
     "SharedBrowser",
     "Observation",

@@ -21,7 +21,7 @@ from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.browser.models import BrowserConfig
 from webtask_core.browser.scripts import load_script
-from webtask_core.browser.session import BrowserSession
+from webtask_core.browser.tab import BrowserTab
 from webtask_core.errors import BrowserCrashedError, ConfigError
 from webtask_core.scratch import owned_temp_folder, remove_stale_folders
 
@@ -69,14 +69,14 @@ def _check_storage_state(state: object) -> dict[str, Any] | None:
 
 
 class Browser:
-    """A running Chromium. ``await Browser.launch(config)``, then ``new_session()`` per task."""
+    """A running Chromium. ``await Browser.launch(config)``, then ``new_tab()`` per task."""
 
     def __init__(self, playwright: Playwright, browser: PlaywrightBrowser, config: BrowserConfig, workdir: Path):
         self._playwright = playwright
         self._browser = browser
         self.config = config
         self._workdir = workdir
-        self._sessions: list[BrowserSession] = []
+        self._sessions: list[BrowserTab] = []
         self._closed = False
 
     @classmethod
@@ -128,12 +128,12 @@ class Browser:
     def version(self) -> str:
         return self._browser.version
 
-    async def new_session(
+    async def new_tab(
         self,
         storage_state: dict[str, Any] | None = None,
         allowed_domains: Sequence[str] | None = None,
         block_requests: bool = False,
-    ) -> BrowserSession:
+    ) -> BrowserTab:
         """A fresh BrowserContext with one tab, optionally restoring cookies / local storage and
         restricting top-level navigations (and with `block_requests` every request) to `allowed_domains`."""
         state = _check_storage_state(storage_state)
@@ -152,7 +152,7 @@ class Browser:
             context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
             await context.add_init_script(script=load_script("listeners.js"))
             await policy.install(context)
-            session = BrowserSession(self, context, self.config, policy)
+            session = BrowserTab(self, context, self.config, policy)
             await session._open_first_tab()
             await policy.ready()
         except PlaywrightError as error:
@@ -162,7 +162,7 @@ class Browser:
         self._sessions.append(session)
         return session
 
-    def _forget(self, session: BrowserSession) -> None:
+    def _forget(self, session: BrowserTab) -> None:
         if session in self._sessions:
             self._sessions.remove(session)
 

@@ -7,7 +7,7 @@ Where the tab comes from, by what the caller gave:
 - a :class:`SharedBrowser` (or one active in an ``async with SharedBrowser():`` block on this event
   loop): a context in the one shared Chromium, which relaunches itself once when it died;
 - a :class:`Browser`: a context in the caller's browser (never closed or relaunched here);
-- a :class:`BrowserSession`: the caller's tab itself (never closed or reopened here).
+- a :class:`BrowserTab`: the caller's tab itself (never closed or reopened here).
 
 After every successful step the runtime keeps a snapshot of the storage state (cookies, local
 storage) and the URL, so a tab reopened after a crash is still logged in and on the same page.
@@ -23,7 +23,7 @@ from typing import Any
 
 from webtask_core.browser.launch import Browser
 from webtask_core.browser.models import BrowserConfig
-from webtask_core.browser.session import BrowserSession
+from webtask_core.browser.tab import BrowserTab
 from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, TransientError
 
 __all__ = ["BrowserRuntime", "SharedBrowser", "active_shared_browser"]
@@ -125,11 +125,11 @@ def active_shared_browser() -> SharedBrowser | None:
 
 
 class BrowserRuntime:
-    """``async with BrowserRuntime(...) as runtime``: ``open`` opens the tab, ``current_session`` is the
-    Worker's session provider, ``ensure_alive`` / ``reopen`` replace a failed tab, ``snapshot`` keeps
+    """``async with BrowserRuntime(...) as runtime``: ``open`` opens the tab, ``current_tab`` is the
+    Worker's tab provider, ``ensure_alive`` / ``reopen`` replace a failed tab, ``snapshot`` keeps
     what a reopened tab resumes from, ``close`` leaves nothing of the runtime's own running.
 
-    Give at most one of ``browser`` (a caller's Browser), ``tab`` (a caller's BrowserSession) and
+    Give at most one of ``browser`` (a caller's Browser), ``tab`` (a caller's BrowserTab) and
     ``shared``; with none, the active SharedBrowser of this event loop, else a Chromium of its own.
     """
 
@@ -138,14 +138,14 @@ class BrowserRuntime:
         config: BrowserConfig | None = None,
         *,
         browser: Browser | None = None,
-        tab: BrowserSession | None = None,
+        tab: BrowserTab | None = None,
         shared: SharedBrowser | None = None,
         storage_state: dict[str, Any] | None = None,
         allowed_domains: Sequence[str] | None = None,
         block_requests: bool = False,
     ):
         if sum(given is not None for given in (browser, tab, shared)) > 1:
-            raise ConfigError("browser", "give at most one of a Browser, a BrowserSession and a SharedBrowser")
+            raise ConfigError("browser", "give at most one of a Browser, a BrowserTab and a SharedBrowser")
         self.config = config or BrowserConfig()
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.block_requests = block_requests
@@ -156,7 +156,7 @@ class BrowserRuntime:
         self._callers_tab = tab
         self.shared = shared if shared is not None else (None if browser or tab else active_shared_browser())
         self._own_browser: Browser | None = None  # only when neither shared nor the caller's
-        self._session: BrowserSession | None = tab
+        self._tab: BrowserTab | None = tab
 
     async def __aenter__(self) -> "BrowserRuntime":
         return self
@@ -166,18 +166,18 @@ class BrowserRuntime:
 
     # ---- the tab the worker uses ----
 
-    def current_session(self) -> BrowserSession:
-        if self._session is None:
+    def current_tab(self) -> BrowserTab:
+        if self._tab is None:
             raise BrowserCrashedError("the task has no browser tab (it was closed or never opened)")
-        return self._session
+        return self._tab
 
     @property
     def has_tab(self) -> bool:
-        return self._session is not None
+        return self._tab is not None
 
     @property
     def is_alive(self) -> bool:
-        return self._session is not None and self._session.is_alive
+        return self._tab is not None and self._tab.is_alive
 
     @property
     def can_reopen(self) -> bool:
@@ -186,7 +186,7 @@ class BrowserRuntime:
 
     # ---- lifecycle ----
 
-    async def open(self, url: str | None = None) -> BrowserSession:
+    async def open(self, url: str | None = None) -> BrowserTab:
         """The task's tab (opened with the snapshot's storage state when there is none yet), at ``url``.
 
         A bad ``url`` is a ConfigError("start_url"). A browser that dies meanwhile (a shared one can
@@ -194,10 +194,10 @@ class BrowserRuntime:
         """
         for attempt in (1, 2):
             try:
-                if self._session is None:
-                    await self._start_session()
+                if self._tab is None:
+                    await self._start_tab()
                 if url:
-                    await self.current_session().navigate(url)
+                    await self.current_tab().navigate(url)
                 break
             except ActionError as exc:
                 raise ConfigError("start_url", f"cannot open {url!r}: {exc}") from exc
@@ -207,8 +207,8 @@ class BrowserRuntime:
                 logger.warning("The browser died while the task's tab opened (%s); trying again", exc)
                 await self._discard_dead()
                 self.relaunches += 1
-        self.url_snapshot = self.current_session().url
-        return self.current_session()
+        self.url_snapshot = self.current_tab().url
+        return self.current_tab()
 
     async def ensure_alive(self, fallback_url: str | None = None) -> bool:
         """Reopen a dead tab (relaunching a dead browser of our own) at the snapshot's URL, else at
@@ -227,16 +227,16 @@ class BrowserRuntime:
         if not self.can_reopen:
             raise BrowserCrashedError("the browser tab passed to the agent failed; it cannot be reopened here")
         target = "" if blank else (self.url_snapshot if self.url_snapshot not in _BLANK_URLS else (fallback_url or ""))
-        old = self._session
+        old = self._tab
         if old is not None and old.is_alive and target not in _BLANK_URLS and old.url == target:
             target = ""
         logger.warning("Reopening the task's tab at %s", target or "about:blank")
         await self._discard_dead()
-        await self._start_session()
+        await self._start_tab()
         self.relaunches += 1
         if target not in _BLANK_URLS:
             try:
-                await self.current_session().navigate(target)
+                await self.current_tab().navigate(target)
             except ActionError as exc:  # the model will see where the tab is
                 logger.warning("%s could not be opened again: %s", target, exc)
 
@@ -244,12 +244,12 @@ class BrowserRuntime:
         """Remember cookies, local storage and the URL after a successful step (a caller's tab is
         never reopened here, so it needs none). Bounded; a failure only costs the next reopen an
         older snapshot."""
-        if not self.can_reopen or self._session is None:
+        if not self.can_reopen or self._tab is None:
             return
-        session = self._session
+        tab = self._tab
         try:
-            self.storage_state_snapshot = await asyncio.wait_for(session.storage_state(), timeout=_SNAPSHOT_TIMEOUT_S)
-            self.url_snapshot = session.url
+            self.storage_state_snapshot = await asyncio.wait_for(tab.storage_state(), timeout=_SNAPSHOT_TIMEOUT_S)
+            self.url_snapshot = tab.url
         except (TransientError, TimeoutError) as error:
             logger.warning("could not save the browser state after the step: %s", error or "timed out")
 
@@ -262,15 +262,15 @@ class BrowserRuntime:
     async def close(self) -> None:
         """Close the tab and Chromium when they are the runtime's own; safe after a crash and when repeated."""
         try:
-            await self._close_session()
+            await self._close_tab()
         finally:
             await self._close_own_browser()
 
     # ---- helpers ----
 
-    async def _start_session(self) -> None:
+    async def _start_tab(self) -> None:
         if self._callers_tab is not None:
-            self._session = self._callers_tab
+            self._tab = self._callers_tab
             return
         if self.shared is not None:
             browser = await self.shared.browser()
@@ -280,7 +280,7 @@ class BrowserRuntime:
             if self._own_browser is None:
                 self._own_browser = await Browser.launch(self.config)
             browser = self._own_browser
-        self._session = await browser.new_session(
+        self._tab = await browser.new_tab(
             storage_state=self.storage_state_snapshot,
             allowed_domains=self.allowed_domains,
             block_requests=self.block_requests,
@@ -288,14 +288,14 @@ class BrowserRuntime:
 
     async def _discard_dead(self) -> None:
         """Drop the tab, and our own Chromium if that died (a shared one relaunches itself)."""
-        await self._close_session()
+        await self._close_tab()
         if self._own_browser is not None and not self._own_browser.is_alive:
             await self._close_own_browser()
 
-    async def _close_session(self) -> None:
-        session, self._session = self._session, None
-        if session is not None and session is not self._callers_tab:
-            await session.close()  # safe after a crash
+    async def _close_tab(self) -> None:
+        tab, self._tab = self._tab, None
+        if tab is not None and tab is not self._callers_tab:
+            await tab.close()  # safe after a crash
 
     async def _close_own_browser(self) -> None:
         browser, self._own_browser = self._own_browser, None

@@ -19,8 +19,8 @@ from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SECRET_PLACEHOLDER, SecretValues
 
 if TYPE_CHECKING:
-    from webtask_core.browser import BrowserSession
-    from webtask_core.session import WorkerStatus
+    from webtask_core.browser import BrowserTab
+    from webtask_core.record import WorkerStatus
     from webtask_core.tools.control import OutputSpec
 
 __all__ = [
@@ -55,7 +55,7 @@ class StepState:
 class ToolContext:
     """What a tool may use while it runs: the page, the task's resources and output spec, the step."""
 
-    session: "BrowserSession"
+    tab: "BrowserTab"
     resources: ResourceSet
     output_spec: "OutputSpec"
     state: StepState
@@ -70,7 +70,7 @@ class ToolContext:
         text goes to allows it: ``element_id``'s frame, or the focused one (not the tab's URL)."""
         if SECRET_PLACEHOLDER.search(text) is None:
             return text
-        url = await self.session.typing_url(element_id) if self.secrets.limited(text) else None
+        url = await self.tab.typing_url(element_id) if self.secrets.limited(text) else None
         return self.secrets.reveal(text, url=url)
 
     def mask(self, text: str) -> str:

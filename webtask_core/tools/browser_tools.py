@@ -1,4 +1,4 @@
-"""Tools that drive the page. Each is a thin, typed front for one BrowserSession method."""
+"""Tools that drive the page. Each is a thin, typed front for one BrowserTab method."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class NavigateTool(Tool):
         url: str = Field(description="Absolute http(s) URL.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.navigate(params.url)
+        return await ctx.tab.navigate(params.url)
 
 
 class ClickTool(Tool):
@@ -55,7 +55,7 @@ class ClickTool(Tool):
         element_id: str = _element_id()
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.click(params.element_id)
+        return await ctx.tab.click(params.element_id)
 
 
 class FillTool(Tool):
@@ -68,7 +68,7 @@ class FillTool(Tool):
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         text = await ctx.reveal(params.text, params.element_id)
-        return ctx.mask(await ctx.session.fill(params.element_id, text))
+        return ctx.mask(await ctx.tab.fill(params.element_id, text))
 
 
 class TypeTool(Tool):
@@ -84,7 +84,7 @@ class TypeTool(Tool):
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         text = await ctx.reveal(params.text, params.element_id)
-        message = await ctx.session.type(text, element_id=params.element_id)
+        message = await ctx.tab.type(text, element_id=params.element_id)
         return ctx.mask(message)
 
 
@@ -97,7 +97,7 @@ class SelectOptionTool(Tool):
         option: str = Field(description="The option's label or value.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.select_option(params.element_id, params.option)
+        return await ctx.tab.select_option(params.element_id, params.option)
 
 
 class CheckTool(Tool):
@@ -109,7 +109,7 @@ class CheckTool(Tool):
         checked: bool = True
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.check(params.element_id, checked=params.checked)
+        return await ctx.tab.check(params.element_id, checked=params.checked)
 
 
 class PressKeyTool(Tool):
@@ -124,7 +124,7 @@ class PressKeyTool(Tool):
         element_id: str | None = _optional_element_id()
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.press_key(params.key, element_id=params.element_id)
+        return await ctx.tab.press_key(params.key, element_id=params.element_id)
 
 
 class ScrollTool(Tool):
@@ -145,7 +145,7 @@ class ScrollTool(Tool):
         element_id: str | None = _optional_element_id()
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.scroll(
+        return await ctx.tab.scroll(
             direction=params.direction, amount=params.amount, element_id=params.element_id
         )
 
@@ -158,7 +158,7 @@ class HoverTool(Tool):
         element_id: str = _element_id()
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.hover(params.element_id)
+        return await ctx.tab.hover(params.element_id)
 
 
 class GoBackTool(Tool):
@@ -169,7 +169,7 @@ class GoBackTool(Tool):
         pass
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.go_back()
+        return await ctx.tab.go_back()
 
 
 class SwitchTabTool(Tool):
@@ -180,7 +180,7 @@ class SwitchTabTool(Tool):
         tab_index: int = Field(ge=0)
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.switch_tab(params.tab_index)
+        return await ctx.tab.switch_tab(params.tab_index)
 
 
 class WaitForTool(Tool):
@@ -197,7 +197,7 @@ class WaitForTool(Tool):
         timeout_s: float = Field(default=WAIT_FOR_DEFAULT_S, gt=0, le=WAIT_FOR_MAX_S)
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.session.wait_for(
+        return await ctx.tab.wait_for(
             text=params.text, element_id=params.element_id, timeout_s=params.timeout_s
         )
 
@@ -217,7 +217,7 @@ class UploadTool(Tool):
         # Check every name (and that its file still exists) before touching the page.
         resources = [ctx.resources.lookup(name) for name in params.resources]
         paths = [resource.checked_path() for resource in resources]
-        message = await ctx.session.set_input_files(params.element_id, paths)
+        message = await ctx.tab.set_input_files(params.element_id, paths)
         names = ", ".join(resource.name for resource in resources)
         # The browser's message may name files by path; the model only ever sees resource names.
         for resource in resources:

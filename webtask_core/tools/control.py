@@ -14,7 +14,7 @@ import jsonschema
 from pydantic import BaseModel, Field, ValidationError
 
 from webtask_core.errors import ActionError, ConfigError
-from webtask_core.session import WorkerStatus
+from webtask_core.record import WorkerStatus
 from webtask_core.tools.base import Tool, ToolContext, ToolParams, compact_schema, validation_message
 
 __all__ = ["OutputSchema", "OutputSpec", "SetOutputTool", "CompleteTool", "AbortTool"]

@@ -16,7 +16,7 @@
   from ``Annotated[T, Field(description=...)]``, else from its line in the ``Args:`` section. Input the
   model got wrong becomes a validation message naming the parameter; the function is not called.
 - One parameter annotated :class:`ToolContext` receives the run's context (the tab as
-  ``ctx.session``, ``ctx.resources``, ``ctx.reveal``/``ctx.mask`` for secrets); it is not in the
+  ``ctx.tab``, ``ctx.resources``, ``ctx.reveal``/``ctx.mask`` for secrets); it is not in the
   schema. A tool that takes it counts as driving the page: after it moved the page to another URL,
   later calls of the same turn that name an element id are skipped.
 - ``async def`` runs on the event loop. A plain ``def`` runs in a worker thread, so a blocking call

@@ -180,7 +180,7 @@ def _since(started: float) -> float:
 
 
 def _url(ctx: ToolContext) -> str:
-    return ctx.session.url
+    return ctx.tab.url
 
 
 def _json_type(value: Any) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from agent_helpers import USERS, make_photos
 
-from webtask_core.browser import Browser, BrowserConfig, BrowserSession
+from webtask_core.browser import Browser, BrowserConfig, BrowserTab
 from webtask_core.testing.marketplace import Marketplace
 
 
@@ -20,8 +20,8 @@ async def browser() -> AsyncIterator[Browser]:
 
 
 @pytest.fixture
-async def tab(browser: Browser) -> AsyncIterator[BrowserSession]:
-    session = await browser.new_session()
+async def tab(browser: Browser) -> AsyncIterator[BrowserTab]:
+    session = await browser.new_tab()
     yield session
     await session.close()
 

@@ -23,7 +23,7 @@ SECRETS = WorkerOptions(secrets={"shop_password": SecretStr(SHOP_PASSWORD)})
 
 
 async def list_one(llm: Any, browser: Browser, shop: Marketplace, photos: list[Path]) -> tuple[Any, Any]:
-    tab = await browser.new_session()
+    tab = await browser.new_tab()
     try:
         agent = Agent(llm, browser=tab, options=SECRETS,
                       resources={"listing_image_1": photos[0], "listing_image_2": photos[1]})

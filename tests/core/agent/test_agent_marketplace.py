@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_helpers import SHOP_PASSWORD, ListingOutput, fake_model, last_user_texts, listing_task, request_text
 from pydantic import SecretStr
 
-from webtask_core import Agent, WorkerSession, WorkerStatus
+from webtask_core import Agent, TaskRecord, WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 from webtask_core.testing.request_view import task_text
 from webtask_core.worker import WorkerOptions
@@ -58,7 +58,7 @@ async def test_the_listing_model_creates_one_listing_with_both_photos(tab, shop,
         assert sum(block.get("type") == "image" for m in request["messages"] for block in m["content"]) == (not blank)
 
     session = agent.last_session
-    assert session is not None and WorkerSession.from_json(session.to_json()) == session
+    assert session is not None and TaskRecord.from_json(session.to_json()) == session
     assert session.final_dom and session.final_screenshot and session.final_url.startswith(listings[0].url)
     assert all(step.timings.total_ms > 0 for step in session.steps)
     assert session.steps[0].screenshot is None and all(step.screenshot for step in session.steps[1:])

@@ -13,21 +13,21 @@ from webtask_core.history import ActionHistory, ActionRecord, StuckThresholds
 from webtask_core.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.prompt_set import PromptSet
 from webtask_core.resources import ResourceSet
-from webtask_core.session import (
+from webtask_core.record import (
     SCHEMA_VERSION,
     Step,
     StepTimings,
     ToolCallRecord,
-    WorkerSession,
+    TaskRecord,
     WorkerStatus,
     utc_now,
 )
 from webtask_core.tools import OutputSpec, ToolRegistry
 
 
-def _session() -> WorkerSession:
+def _session() -> TaskRecord:
     call = ToolCall(id="toolu_1", name="click", input={"element_id": "button-3"})
-    return WorkerSession(
+    return TaskRecord(
         status=WorkerStatus.completed,
         output={"listing_url": "http://shop/listings/1"},
         feedback="done",
@@ -52,11 +52,11 @@ def _session() -> WorkerSession:
     )
 
 
-# ---- WorkerSession -------------------------------------------------------------------------------
+# ---- TaskRecord -------------------------------------------------------------------------------
 
 def test_session_json_round_trip_keeps_everything():
     session = _session()
-    again = WorkerSession.from_json(session.to_json())
+    again = TaskRecord.from_json(session.to_json())
     assert again == session
     assert isinstance(again.pairs[0].content[1], ToolCall)
     assert isinstance(again.pairs[1].content[0], ToolResult)
@@ -75,7 +75,7 @@ def test_session_json_round_trip_keeps_everything():
 )
 def test_session_from_json_refuses_bad_documents(document, expected):
     with pytest.raises(SessionFormatError, match=expected):
-        WorkerSession.from_json(document)
+        TaskRecord.from_json(document)
 
 
 # ---- resources -------------------------------------------------------------------------------------
@@ -223,4 +223,4 @@ def test_the_packaged_prompt_set_renders_with_strict_variables():
 def test_image_blocks_survive_the_session_round_trip():
     session = _session()
     session.pairs[1].content.append(ImageBlock(data="aGk="))
-    assert WorkerSession.from_json(session.to_json()).pairs[1].content[-1] == ImageBlock(data="aGk=")
+    assert TaskRecord.from_json(session.to_json()).pairs[1].content[-1] == ImageBlock(data="aGk=")

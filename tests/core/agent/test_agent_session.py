@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from agent_helpers import fake_model, request_text
 
-from webtask_core import Worker, WorkerSession, WorkerStatus
+from webtask_core import Worker, TaskRecord, WorkerStatus
 from webtask_core.errors import BrowserCrashedError, ConfigError, ModelTransientError, SessionFormatError
 from webtask_core.llm.types import Message, TextBlock
 from webtask_core.testing import Reply, ReplayPolicy, ToolUse
@@ -21,7 +21,7 @@ async def test_a_stored_session_resumes_the_conversation(tab, shop):
     async with fake_model(ReplayPolicy(script)) as (server, llm):
         worker = Worker(llm, tab)
         first = await worker.do("Open the log-in page.", max_steps=5)
-        stored = WorkerSession.from_json(first.to_json())
+        stored = TaskRecord.from_json(first.to_json())
         second = await worker.do("Check the log-in page is still open.", previous_session=stored)
         request = server.requests[-1]
 
@@ -59,7 +59,7 @@ async def test_a_step_retried_after_a_transient_error_is_recorded_once(tab, shop
 
 
 async def test_a_relaunched_browser_can_be_swapped_in_between_steps(browser, shop):
-    tabs = {"current": await browser.new_session()}
+    tabs = {"current": await browser.new_tab()}
     script = [ToolUse("navigate", {"url": shop.url("/login")}), ToolUse("complete", {"feedback": "done"})]
     async with fake_model(ReplayPolicy(script)) as (server, llm):
         worker = Worker(llm, lambda: tabs["current"])
@@ -69,7 +69,7 @@ async def test_a_relaunched_browser_can_be_swapped_in_between_steps(browser, sho
         with pytest.raises(BrowserCrashedError):
             await worker.step(ctx)
         assert len(ctx.steps) == 1
-        tabs["current"] = await browser.new_session()
+        tabs["current"] = await browser.new_tab()
         await tabs["current"].navigate(ctx.current_url)  # the caller restores where the task was
         await worker.step(ctx)
         session = await worker.finish(ctx)
@@ -84,7 +84,7 @@ def test_bad_input_is_refused_before_any_work():
         worker.start("  ")
     with pytest.raises(ConfigError, match="max_steps"):
         worker.start("do it", max_steps=0)
-    broken = WorkerSession.model_validate({
+    broken = TaskRecord.model_validate({
         "status": "completed", "task_description": "t", "max_steps": 1, "started_at": "2024-01-01T00:00:00Z",
         "finished_at": "2024-01-01T00:00:00Z",
         "pairs": [Message(role="user", content=[TextBlock(text="hi")]).model_dump()],

@@ -7,11 +7,11 @@ import socket
 
 import pytest
 
-from webtask_core.browser import BrowserSession, Observation
+from webtask_core.browser import BrowserTab, Observation
 from webtask_core.errors import ActionError
 
 
-async def open_page(session: BrowserSession, sites, page: str) -> Observation:
+async def open_page(session: BrowserTab, sites, page: str) -> Observation:
     await session.navigate(sites.url(page))
     return await session.observe()
 
@@ -24,7 +24,7 @@ def by_text(observation: Observation) -> dict[str, str]:
     return {e.text: e.id for e in observation.elements.values() if e.text}
 
 
-async def submitted(session: BrowserSession) -> dict[str, str]:
+async def submitted(session: BrowserTab) -> dict[str, str]:
     return json.loads(await session.page.text_content("#summary"))
 
 

@@ -17,7 +17,7 @@ from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, T
 async def test_close_leaves_no_process_and_no_profile_folder(sites):
     before = chromium_pids()
     browser = await Browser.launch()
-    session = await browser.new_session()
+    session = await browser.new_tab()
     await session.navigate(sites.url("frames.html"))  # a renderer per site, and an out-of-process frame
     ours = chromium_pids() - before
     _, profile = browser_main_process(ours)
@@ -34,7 +34,7 @@ async def test_close_leaves_no_process_and_no_profile_folder(sites):
 async def test_killed_browser_raises_browser_crashed_error_everywhere(sites):
     before = chromium_pids()
     browser = await Browser.launch()
-    session = await browser.new_session()
+    session = await browser.new_tab()
     await session.navigate(sites.url("dynamic.html"))
     await session.observe()
     ours = chromium_pids() - before
@@ -51,14 +51,14 @@ async def test_killed_browser_raises_browser_crashed_error_everywhere(sites):
     with pytest.raises(BrowserCrashedError):
         await session.screenshot()
     with pytest.raises(BrowserCrashedError):
-        await browser.new_session()
+        await browser.new_tab()
     await browser.close()
     assert wait_until(lambda: not still_running(ours)), f"left running: {still_running(ours)}"
     assert not profile.parent.exists()
 
 
 async def test_a_page_dying_under_an_action_is_a_crash_not_a_model_error(browser, sites):
-    session = await browser.new_session()
+    session = await browser.new_tab()
     try:
         await session.navigate(sites.url("dynamic.html"))
         await session.observe()
@@ -70,7 +70,7 @@ async def test_a_page_dying_under_an_action_is_a_crash_not_a_model_error(browser
 
 
 async def test_storage_state_round_trip_into_a_new_session(browser, sites):
-    first = await browser.new_session()
+    first = await browser.new_tab()
     await first.navigate(sites.url("storage.html"))
     await first.observe()
     await first.click("button-0")
@@ -79,14 +79,14 @@ async def test_storage_state_round_trip_into_a_new_session(browser, sites):
     assert [(c["name"], c["value"]) for c in state["cookies"]] == [("session", "abc123")]
     assert state["origins"][0]["localStorage"] == [{"name": "draft", "value": "blue shoes"}]
 
-    second = await browser.new_session(storage_state=state)
+    second = await browser.new_tab(storage_state=state)
     try:
         await second.navigate(sites.url("storage.html"))
         tree = (await second.observe()).tree
         assert '- text: "cookie=session=abc123 draft=blue shoes"' in tree
     finally:
         await second.close()
-    fresh = await browser.new_session()
+    fresh = await browser.new_tab()
     try:
         await fresh.navigate(sites.url("storage.html"))
         assert '- text: "cookie= draft=null"' in (await fresh.observe()).tree
@@ -104,13 +104,13 @@ async def test_bad_launch_and_session_parameters(browser, monkeypatch):
     with pytest.raises(ValueError, match="viewport"):
         BrowserConfig(viewport=(10, 10))
     with pytest.raises(ConfigError, match="storage_state"):
-        await browser.new_session(storage_state="state.json")  # type: ignore[arg-type]
+        await browser.new_tab(storage_state="state.json")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="allowed_domains"):
-        await browser.new_session(allowed_domains="example.com")  # type: ignore[arg-type]
+        await browser.new_tab(allowed_domains="example.com")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="not a host pattern"):
-        await browser.new_session(allowed_domains=["https://example.com/"])
+        await browser.new_tab(allowed_domains=["https://example.com/"])
     with pytest.raises(ConfigError, match="block_requests"):
-        await browser.new_session(block_requests=True)
+        await browser.new_tab(block_requests=True)
 
 
 def test_domain_patterns_match_hosts_and_ports():
@@ -127,7 +127,7 @@ def test_domain_patterns_match_hosts_and_ports():
 
 
 async def test_allowed_domains_block_foreign_navigations(browser, sites):
-    session = await browser.new_session(allowed_domains=["127.0.0.1"])
+    session = await browser.new_tab(allowed_domains=["127.0.0.1"])
     other = sites.other
     blocked_message = "blocked: host not in allowed_domains [127.0.0.1]"
     try:
@@ -171,8 +171,8 @@ async def test_allowed_domains_block_foreign_navigations(browser, sites):
 
 async def test_block_requests_stops_foreign_subresources_too(browser, sites):
     port = sites.site.server.server_address[1]
-    loose = await browser.new_session(allowed_domains=[f"127.0.0.1:{port}"])
-    strict = await browser.new_session(allowed_domains=[f"127.0.0.1:{port}"], block_requests=True)
+    loose = await browser.new_tab(allowed_domains=[f"127.0.0.1:{port}"])
+    strict = await browser.new_tab(allowed_domains=[f"127.0.0.1:{port}"], block_requests=True)
     try:
         before = sites.other.requests.count("/pixel.gif")
         await loose.navigate(sites.url("domains.html"))
@@ -190,7 +190,7 @@ async def test_block_requests_stops_foreign_subresources_too(browser, sites):
 async def test_a_page_stuck_in_a_loop_never_hangs_the_caller(sites):
     browser = await Browser.launch(BrowserConfig(action_timeout_s=0.5, settle_timeout_s=0.2))
     try:
-        session = await browser.new_session()
+        session = await browser.new_tab()
         await session.navigate(sites.url("dynamic.html"))
         await session.observe()
         await session.page.evaluate("setTimeout(() => { for (;;) {} }, 50)")
@@ -199,7 +199,7 @@ async def test_a_page_stuck_in_a_loop_never_hangs_the_caller(sites):
             await session.observe()
         with pytest.raises(ActionError, match="^click button-0: the page did not respond within 2.9 s$"):
             await session.click("button-0")
-        fresh = await browser.new_session()  # the browser itself is fine
+        fresh = await browser.new_tab()  # the browser itself is fine
         await fresh.navigate(sites.url("tabs.html"))
         assert "a-0" in (await fresh.observe()).elements
     finally:

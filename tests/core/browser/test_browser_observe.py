@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from golden_helpers import INTERACTIVE_LINE, assert_golden
 
-from webtask_core.browser import BrowserSession, Observation
+from webtask_core.browser import BrowserTab, Observation
 
 
-async def observe(session: BrowserSession, sites, page: str) -> Observation:
+async def observe(session: BrowserTab, sites, page: str) -> Observation:
     await session.navigate(sites.url(page))
     return await session.observe()
 

@@ -11,13 +11,13 @@ import pytest
 from PIL import Image
 from playwright.async_api import Route
 
-from webtask_core.browser import BrowserSession, Observation
+from webtask_core.browser import BrowserTab, Observation
 from webtask_core.errors import ActionError
 
 DATA_DELAY_S = 0.3  # the page's fetch answers this late: a settle that does not wait sees no result
 
 
-async def open_settle_page(session: BrowserSession, sites) -> dict[str, str]:
+async def open_settle_page(session: BrowserTab, sites) -> dict[str, str]:
     async def slow_data(route: Route) -> None:
         await asyncio.sleep(DATA_DELAY_S)
         await route.fulfill(status=200, content_type="application/json", body=json.dumps({"count": 3}))
@@ -32,7 +32,7 @@ def by_text(observation: Observation) -> dict[str, str]:
     return {e.text: e.id for e in observation.elements.values() if e.text}
 
 
-async def result_text(session: BrowserSession) -> str:
+async def result_text(session: BrowserTab) -> str:
     return (await session.observe()).tree.split('text: "', 2)[1].split('"')[0]
 
 
@@ -124,7 +124,7 @@ async def test_screenshots_of_a_focused_field_do_not_blink(browser_session, site
     assert await browser_session.page.evaluate("document.activeElement.style.caretColor") == ""
 
 
-async def open_page_focused(session: BrowserSession, sites) -> Observation:
+async def open_page_focused(session: BrowserTab, sites) -> Observation:
     await session.navigate(sites.url("form.html"))
     observation = await session.observe()
     await session.click(next(e.id for e in observation.elements.values() if e.name == "title"))

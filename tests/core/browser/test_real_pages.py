@@ -12,13 +12,13 @@ import pytest
 from golden_helpers import assert_golden, block, ids_in, parent_block
 from tool_driver import ToolDriver
 
-from webtask_core.browser import BrowserSession, Observation
+from webtask_core.browser import BrowserTab, Observation
 from webtask_core.testing.request_view import tree_elements
 
 REAL_PAGES = ["inbox", "feed", "flights", "signup", "filetree"]
 
 
-async def clicks(session: BrowserSession) -> list[str]:
+async def clicks(session: BrowserTab) -> list[str]:
     return await session.page.evaluate("window.clicks")
 
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from webtask_core.browser import Browser, BrowserConfig, BrowserSession, Observation
+from webtask_core.browser import Browser, BrowserConfig, BrowserTab, Observation
 from webtask_core.browser.models import DEFAULT_TREE_BUDGET_CHARS
 from webtask_core.errors import ActionError
 
@@ -37,13 +37,13 @@ async def whole_browser() -> AsyncIterator[Browser]:
 
 
 @pytest.fixture
-async def whole_session(whole_browser: Browser) -> AsyncIterator[BrowserSession]:
-    session = await whole_browser.new_session()
+async def whole_session(whole_browser: Browser) -> AsyncIterator[BrowserTab]:
+    session = await whole_browser.new_tab()
     yield session
     await session.close()
 
 
-async def observe(session: BrowserSession, sites, page: str) -> Observation:
+async def observe(session: BrowserTab, sites, page: str) -> Observation:
     await session.navigate(sites.url(page))
     return await session.observe()
 

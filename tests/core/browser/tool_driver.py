@@ -1,11 +1,11 @@
-"""Driving a BrowserSession the way the model does: tool calls through the default ToolRegistry."""
+"""Driving a BrowserTab the way the model does: tool calls through the default ToolRegistry."""
 
 from __future__ import annotations
 
 import itertools
 from typing import Any
 
-from webtask_core.browser import BrowserSession, Observation
+from webtask_core.browser import BrowserTab, Observation
 from webtask_core.llm.types import ToolCall
 from webtask_core.resources import ResourceSet
 from webtask_core.tools import OutputSpec, StepState, ToolContext, ToolRegistry
@@ -16,12 +16,12 @@ _ids = itertools.count()
 class ToolDriver:
     """Runs one tool call at a time, as one reply of the model, and returns (ok, message)."""
 
-    def __init__(self, session: BrowserSession):
+    def __init__(self, session: BrowserTab):
         self.session = session
         self.registry = ToolRegistry.default()
 
     async def call(self, name: str, **arguments: Any) -> tuple[bool, str]:
-        ctx = ToolContext(session=self.session, resources=ResourceSet(), output_spec=OutputSpec(), state=StepState())
+        ctx = ToolContext(tab=self.session, resources=ResourceSet(), output_spec=OutputSpec(), state=StepState())
         [outcome] = await self.registry.run_calls(
             [ToolCall(id=f"call-{next(_ids)}", name=name, input=arguments)], ctx, page_url=self.session.url
         )

@@ -89,7 +89,7 @@ async def test_injected_instructions_are_blocked_and_nothing_reaches_the_other_h
                          options=patient) as agent:
             result = await agent.do("Read the product page and report the price.", max_steps=12)
             session = agent.last_session
-            tabs = [tab.url for tab in (await agent.worker.session.observe()).tabs]
+            tabs = [tab.url for tab in (await agent.worker.tab.observe()).tabs]
         requests = server.requests
 
     assert evil.requests == []  # not one request reached 127.0.0.2
@@ -133,7 +133,7 @@ async def test_block_requests_stops_the_page_own_requests_redirected_to_another_
         async with Agent(llm, browser=browser, allowed_domains=[site.host], block_requests=True,
                          start_url=site.url("/with-redirects")) as agent:
             result = await agent.do("Look at the shop.", max_steps=2)
-            page_url = agent.worker.session.url
+            page_url = agent.worker.tab.url
     assert result.ok and page_url == site.url("/with-redirects")  # the page itself stayed
     assert evil.requests == []
     assert [path for _, path in site.requests].count("/redirect?to=" + evil.origin + "/steal%3Fvia%3Dimage-redirect") == 2
@@ -152,9 +152,9 @@ def test_bad_allowlist_options_are_rejected_up_front(options, parameter):
 
 
 async def test_a_browser_session_passed_in_keeps_its_own_rules(browser):
-    session = await browser.new_session()
+    session = await browser.new_tab()
     try:
-        with pytest.raises(ConfigError, match="give allowed_domains to browser.new_session"):
+        with pytest.raises(ConfigError, match="give allowed_domains to browser.new_tab"):
             Agent(None, browser=session, allowed_domains=["127.0.0.1"])  # type: ignore[arg-type]
     finally:
         await session.close()

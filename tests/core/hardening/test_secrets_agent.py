@@ -14,7 +14,7 @@ from urllib.parse import unquote_plus
 import pytest
 from hardening_helpers import SHOP_PASSWORD, Site, fake_model, hits, is_mask_colour, mean_colour, request_images
 
-from webtask_core import Agent, WorkerSession, WorkerStatus
+from webtask_core import Agent, TaskRecord, WorkerStatus
 from webtask_core.errors import ModelTransientError
 from webtask_core.llm.types import ModelReply
 from webtask_core.secrets import SecretValue
@@ -90,7 +90,7 @@ async def test_a_secret_in_fields_echoes_and_urls_never_reaches_the_model(browse
     # Screenshots: the field holding the value is masked; where the page itself shows the value in
     # text (no element to mask), no screenshot is sent at all.
     [shot] = request_images(requests[1])
-    probe = await browser.new_session()
+    probe = await browser.new_tab()
     try:
         await probe.navigate(site.url("/form"))
         note_box = await probe.page.locator("#note").bounding_box()
@@ -106,7 +106,7 @@ async def test_a_secret_in_fields_echoes_and_urls_never_reaches_the_model(browse
     stored = session.to_json()
     assert hits(SECRET, stored, result.model_dump_json(), caplog.text) == []
     assert PLACEHOLDER in session.final_dom and session.final_screenshot is None
-    assert WorkerSession.from_json(stored) == session
+    assert TaskRecord.from_json(stored) == session
     assert any("Request options" in record.getMessage() for record in caplog.records)  # SDK bodies were logged
 
 
@@ -139,7 +139,7 @@ async def test_a_secret_is_not_typed_outside_its_domains(browser, site):
     async with fake_model(script) as (server, llm):
         async with Agent(llm, browser=browser, secrets={"pw": limited}, start_url=site.url("/form")) as agent:
             await agent.do("Fill the form.", max_steps=3)
-            typed = await agent.worker.session.page.locator("#note").input_value()
+            typed = await agent.worker.tab.page.locator("#note").input_value()
         results = last_tool_results(server.requests[1])
 
     assert typed == ""

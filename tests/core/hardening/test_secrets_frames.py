@@ -61,7 +61,7 @@ def _script(steps: list[Any]):
 
 
 async def _values(agent: Agent) -> dict[str, str]:
-    page = agent.worker.session.page
+    page = agent.worker.tab.page
     values = {}
     for frame in page.frames:
         for name in ("own", "widget", "phish"):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from webtask_core.browser import Browser, BrowserConfig, BrowserSession
+from webtask_core.browser import Browser, BrowserConfig, BrowserTab
 from webtask_core.errors import ActionError
 from webtask_core.testing.marketplace import Marketplace
 from webtask_core.testing.policies import MarketplaceListingPolicy
@@ -29,7 +29,7 @@ SET_OUTPUT = {
 class TinyLoop:
     """Just enough of a worker to drive a policy: no model, no prompts, the §3 message shapes."""
 
-    def __init__(self, session: BrowserSession, resources: dict[str, Path]) -> None:
+    def __init__(self, session: BrowserTab, resources: dict[str, Path]) -> None:
         self.session = session
         self.resources = resources
         self.output: Any = None
@@ -119,7 +119,7 @@ def images(tmp_path: Path) -> dict[str, Path]:
 
 async def test_policy_lists_once_and_then_finds_the_listing(browser: Browser, images: dict[str, Path]) -> None:
     with Marketplace(users={"demo": "demo-pass"}) as shop:
-        session = await browser.new_session()
+        session = await browser.new_tab()
         loop = TinyLoop(session, images)
         await session.navigate(shop.url("/listings"))
 
@@ -148,7 +148,7 @@ async def test_policy_lists_once_and_then_finds_the_listing(browser: Browser, im
 async def test_policy_starts_from_a_blank_page_and_can_be_told_to_abort(browser: Browser,
                                                                         images: dict[str, Path]) -> None:
     with Marketplace(users={"demo": "demo-pass"}) as shop:
-        session = await browser.new_session()
+        session = await browser.new_tab()
         status, reason = await TinyLoop(session, images).run(
             MarketplaceListingPolicy(abort_on_sku={"BAG-8"}), _task("BAG-8", site_url=shop.url("/listings"))
         )

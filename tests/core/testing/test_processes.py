@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from webtask_core.browser import Browser, BrowserSession
+from webtask_core.browser import Browser, BrowserTab
 from webtask_core.testing.processes import chromium_processes
 
 
@@ -16,7 +16,7 @@ async def _until_none_left(excluding: frozenset[int], timeout_s: float = 10.0) -
     return left
 
 
-async def test_excluding_the_browsers_running_before_counts_only_a_new_one(browser_session: BrowserSession):
+async def test_excluding_the_browsers_running_before_counts_only_a_new_one(browser_session: BrowserTab):
     # The session browser has a tab open, so it runs a renderer below its main process too.
     assert browser_session.is_alive
     session_browser = chromium_processes()
@@ -27,7 +27,7 @@ async def test_excluding_the_browsers_running_before_counts_only_a_new_one(brows
 
     leaked = await Browser.launch()
     try:
-        await (await leaked.new_session()).navigate("about:blank")
+        await (await leaked.new_tab()).navigate("about:blank")
         new = chromium_processes(excluding=before)
         assert new and new.isdisjoint(session_browser)  # what this test started is counted...
         assert len(chromium_processes(main_only=True, excluding=before)) == 1

@@ -59,7 +59,7 @@ async def describe_item(
 
 def _context() -> ToolContext:
     # None for the session: the tools run here never touch the page.
-    return ToolContext(session=None, resources=ResourceSet(), output_spec=OutputSpec(), state=StepState())  # type: ignore[arg-type]
+    return ToolContext(tab=None, resources=ResourceSet(), output_spec=OutputSpec(), state=StepState())  # type: ignore[arg-type]
 
 
 def test_the_schema_comes_from_the_signature_and_the_docstring():

@@ -154,13 +154,13 @@ async def test_a_tool_reads_and_drives_the_page_through_its_context(browser_sess
     @tool
     async def read_page(selector: str, ctx: ToolContext) -> str:
         """The text of the first element a CSS selector matches on the current page."""
-        assert ctx.session.page is not None
-        return await ctx.session.page.inner_text(selector, timeout=2000)
+        assert ctx.tab.page is not None
+        return await ctx.tab.page.inner_text(selector, timeout=2000)
 
     @tool
     async def open_missing(ctx: ToolContext) -> str:
         """Open a page the site does not have."""
-        return await ctx.session.navigate(shop.url("/no-such-page"))
+        return await ctx.tab.navigate(shop.url("/no-such-page"))
 
     script = [
         ToolUse("read_page", {"selector": "h1"}),

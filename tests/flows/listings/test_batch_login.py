@@ -17,7 +17,7 @@ from webtask_flows.listings.login import (
     stored_login_problem,
 )
 from webtask_core.errors import ConfigError
-from webtask_core.storage import StoredSession, validate_session_key
+from webtask_core.storage import SavedSession, validate_session_key
 from webtask_core.testing.request_view import task_json
 
 SITE = "http://127.0.0.1:8123/listings"
@@ -25,19 +25,19 @@ NOW = datetime(2024, 5, 1, 2, 0, tzinfo=timezone.utc)
 
 
 def stored(*, age_minutes: float = 5, status: str = "completed", cookies: list[dict[str, Any]] | None = None,
-           session: dict[str, Any] | None = None) -> StoredSession:
-    from webtask_core.session import WorkerSession
+           session: dict[str, Any] | None = None) -> SavedSession:
+    from webtask_core.record import TaskRecord
 
     if session is None:
-        session = json.loads(WorkerSession(status=status, task_description="Log in.", max_steps=10, started_at=NOW,
+        session = json.loads(TaskRecord(status=status, task_description="Log in.", max_steps=10, started_at=NOW,
                                                   finished_at=NOW).to_json())
     if cookies is None:
         cookies = [{"name": "session", "value": "x", "domain": "127.0.0.1", "path": "/", "expires": -1}]
-    return StoredSession(session=session, storage_state={"cookies": cookies, "origins": []},
+    return SavedSession(session=session, storage_state={"cookies": cookies, "origins": []},
                          saved_at=NOW - timedelta(minutes=age_minutes))
 
 
-def problem(document: StoredSession | None, max_age_minutes: float = 60) -> str | None:
+def problem(document: SavedSession | None, max_age_minutes: float = 60) -> str | None:
     return stored_login_problem(document, site_url=SITE, max_age=timedelta(minutes=max_age_minutes), now=NOW)
 
 

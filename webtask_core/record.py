@@ -1,7 +1,9 @@
-"""What a finished task leaves behind: the WorkerSession, its Step records, and their JSON form.
+"""What a finished task leaves behind: the TaskRecord, its Step records, and their JSON form.
 
-A WorkerSession is plain data (pydantic). It is what the Prefect layer stores between flow runs, so it
-carries a ``schema_version``; :meth:`WorkerSession.from_json` refuses a corrupt document or another
+``WorkerSession`` is the same class under its first name (``Worker.do`` returns it); both names stay.
+
+A TaskRecord is plain data (pydantic). It is what the Prefect layer stores between flow runs, so it
+carries a ``schema_version``; :meth:`TaskRecord.from_json` refuses a corrupt document or another
 version with a :class:`~webtask_core.errors.SessionFormatError` instead of guessing.
 """
 
@@ -25,6 +27,7 @@ __all__ = [
     "StepTimings",
     "Step",
     "PreviousTask",
+    "TaskRecord",
     "WorkerSession",
     "utc_now",
 ]
@@ -100,7 +103,9 @@ class PreviousTask(BaseModel):
     steps_used: int = 0
 
 
-class WorkerSession(BaseModel):
+class TaskRecord(BaseModel):
+    """A finished task: outcome, output, feedback, the conversation, the steps, the final page."""
+
     schema_version: int = SCHEMA_VERSION
     status: WorkerStatus
     output: Any = None
@@ -125,7 +130,7 @@ class WorkerSession(BaseModel):
         return self.model_dump_json(indent=indent)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "WorkerSession":
+    def from_json(cls, text: str | bytes) -> "TaskRecord":
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -163,3 +168,7 @@ def _first_errors(exc: ValidationError, limit: int = 3) -> str:
     ]
     more = f" (+{len(errors) - limit} more)" if len(errors) > limit else ""
     return "; ".join(parts) + more
+
+
+# The seed's name for the record: Worker.do(...) -> WorkerSession.
+WorkerSession = TaskRecord

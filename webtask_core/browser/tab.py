@@ -1,4 +1,4 @@
-"""BrowserSession: one task's browser context — observe the active tab, act on ids, report effects."""
+"""BrowserTab: one task's browser context — observe the active tab, act on ids, report effects."""
 
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ from webtask_core.limits import SCROLL_MAX, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
 if TYPE_CHECKING:
     from webtask_core.browser.launch import Browser
 
-__all__ = ["BrowserSession"]
+__all__ = ["BrowserTab"]
 
 _FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
 _GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
 
-class BrowserSession:
-    """A fresh BrowserContext for one task, starting with one tab. Create with ``Browser.new_session``."""
+class BrowserTab:
+    """A fresh BrowserContext for one task, starting with one tab. Create with ``Browser.new_tab``."""
 
     def __init__(self, browser: Browser, context: BrowserContext, config: BrowserConfig, policy: DomainPolicy):
         self._browser = browser
@@ -447,7 +447,7 @@ class BrowserSession:
                     raise
         self._browser._forget(self)
 
-    async def __aenter__(self) -> BrowserSession:
+    async def __aenter__(self) -> BrowserTab:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
