@@ -207,6 +207,18 @@ def policy_tools(request: dict[str, Any]) -> Reply:
     return _complete("Yes: SHOE-001 costs 45.0 USD.")
 
 
+def policy_replay(request: dict[str, Any]) -> Reply:
+    page = latest_page(request)
+    if "Listed:" in page:
+        return _complete("Listed it.")
+    title, price = re.fullmatch(r"Sell (.+) for \$(\d+)", task_text(request).strip()).groups()
+    return Reply(text="Filling in the form.", tool_uses=[
+        ToolUse("fill", {"element_id": find_element(page, name="title"), "text": title}),
+        ToolUse("fill", {"element_id": find_element(page, name="price"), "text": price}),
+        ToolUse("click", {"element_id": find_element(page, text="List it")}),
+    ])
+
+
 # ---- what each example must have done -----------------------------------------------------------------
 
 
@@ -283,6 +295,14 @@ def check_prompts(ns: dict[str, Any], shop: Shop, llm: FakeLLM) -> None:
     assert "Never buy anything." in request_text([{"system": llm.requests[0]["system"]}])
 
 
+def check_replay(ns: dict[str, Any], shop: Shop, llm: FakeLLM) -> None:
+    assert (ns["result"].replay, ns["result"].replayed_steps) == ("replayed", 2), ns["result"].feedback
+    assert {task_text(request).strip() for request in llm.requests} == {"Sell Red boots for $45"}  # one run asked
+    body = shop.bodies()
+    assert b"Blue sandals" in body and b"30" in body  # the replayed run typed its own values
+    assert ns["scripts"].keys() == [ns["replay"].key]
+
+
 def check_nothing_more(ns: dict[str, Any], shop: Shop, llm: Any) -> None:
     """The example asserts what it does itself."""
     assert ns["result"].ok
@@ -307,6 +327,7 @@ SCENARIOS: dict[str, Scenario] = {
     "tools": Scenario(check_tools, policy_tools, given=("llm",)),
     "bedrock": Scenario(check_nothing_more, given=()),  # checked by test_the_bedrock_example_is_a_working_client
     "prompts": Scenario(check_prompts, find_red_boots, given=("llm",)),
+    "replay": Scenario(check_replay, policy_replay),
     "testing_policy": Scenario(check_nothing_more, given=()),
     "testing_server": Scenario(check_nothing_more, given=("Agent",)),
     "testing_marketplace": Scenario(check_nothing_more, given=("Agent",)),
