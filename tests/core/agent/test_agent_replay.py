@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agent_helpers import SHOP_PASSWORD, ListingOutput
 from pydantic import SecretStr
 
@@ -17,7 +18,7 @@ from webtask_core.errors import BrowserCrashedError
 from webtask_core.replay import Replay, ScriptStore, script_key
 from webtask_core.storage import LocalSessionStore
 from webtask_core.testing import FakeLLM, MarketplaceListingPolicy
-from webtask_core.testing.marketplace import Marketplace
+from webtask_core.testing.marketplace import Layout, Marketplace
 from webtask_core.tools.registry import ToolRegistry
 from webtask_core.worker import WorkerOptions
 
@@ -157,3 +158,46 @@ async def test_a_replayed_step_that_fails_is_retried_as_the_same_scripted_step(b
     assert len(llm.requests) == before and result.replay == "replayed"
     assert result.replayed_steps == len(store.load(store.keys()[0]).steps)
     assert len(shop.listing_by_sku("RETRY-1")) == 1
+
+
+async def test_a_button_that_moved_elsewhere_on_the_page_is_still_replayed(browser, shop, photos, tmp_path):
+    """Publish moved from under the summary to a toolbar above the heading, with another class: the
+    same one button by what it is and says, so nothing needs the model."""
+    store = scripts_in(tmp_path)
+    llm = FakeLLM(MarketplaceListingPolicy())
+    await list_with_replay(llm, browser, shop, photos, store, listing("MOVED-0", shop))
+    shop.set_layout(Layout(moved_button=True))
+    before = len(llm.requests)
+    result = await list_with_replay(llm, browser, shop, photos, store, listing("MOVED-1", shop))
+    assert result.status is WorkerStatus.completed and result.replay == "replayed", result.feedback
+    assert len(llm.requests) == before and len(shop.listing_by_sku("MOVED-1")) == 1
+
+
+@pytest.mark.parametrize("change", ["renamed_field", "extra_step", "all"])
+async def test_a_changed_site_hands_over_where_it_changed_and_the_repaired_script_replays(
+        change, browser, shop, photos, tmp_path):
+    store = scripts_in(tmp_path)
+    llm = FakeLLM(MarketplaceListingPolicy())
+    await list_with_replay(llm, browser, shop, photos, store, listing(f"{change}-0", shop))
+    (key,) = store.keys()
+    recorded = store.load(key)
+
+    shop.set_layout(Layout.parse(change))
+    before = len(llm.requests)
+    repaired = await list_with_replay(llm, browser, shop, photos, store, listing(f"{change}-1", shop))
+    assert repaired.status is WorkerStatus.completed, repaired.feedback
+    assert repaired.replay == "repaired" and repaired.replayed_steps >= 3  # log in, search, ... before the change
+    model_calls = len(llm.requests) - before
+    assert 1 <= model_calls < len(recorded.steps)  # the model only from the changed step on
+    assert len(shop.listing_by_sku(f"{change}-1")) == 1
+    script = store.load(key)
+    assert script.revision == 2
+
+    before = len(llm.requests)
+    again = await list_with_replay(llm, browser, shop, photos, store, listing(f"{change}-2", shop, price="9.99"))
+    assert again.status is WorkerStatus.completed and again.replay == "replayed", again.feedback
+    assert len(llm.requests) == before
+    (stored,) = shop.listing_by_sku(f"{change}-2")
+    assert float(stored.price) == 9.99
+    if change == "extra_step":
+        assert stored.shipping  # the repaired script answers the new page too
