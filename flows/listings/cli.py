@@ -37,6 +37,8 @@ def demo(
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=8, help="Listings in flight at once."),
     keep_open: bool = typer.Option(False, "--keep-open", help="Keep the marketplace up until Ctrl+C."),
     workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the manifest, photos and ledger here."),
+    replay: bool = typer.Option(True, "--replay/--no-replay",
+                                help="Learn the listing flow on the first listing, replay it on the rest."),
 ) -> None:
     """The offline demo: a batch listing upload to a local marketplace, on Prefect's embedded server."""
     _require_demo_extra("demo")
@@ -52,7 +54,8 @@ def demo(
     from webtask_flows.listings.demo import DemoOptions, run_demo
 
     console = Console(stderr=True)
-    options = DemoOptions(listings=listings, concurrency=concurrency, keep_open=keep_open, workdir=workdir)
+    options = DemoOptions(listings=listings, concurrency=concurrency, keep_open=keep_open, workdir=workdir,
+                          replay=replay)
     outcome = asyncio.run(run_demo(console, options))
     typer.echo(json.dumps(outcome))
     if outcome["status"] != "completed":

@@ -63,6 +63,7 @@ class DemoOptions:
     workdir: Path | None = None  # default: a temporary folder, removed at the end
     keep_open: bool = False  # keep the marketplace up until Ctrl+C
     latency_s: float = 0.0  # the scripted model's answer delay
+    replay: bool = True  # the first listing records the flow, the rest replay it without the model
 
 
 def write_demo_manifest(folder: Path, count: int) -> Path:
@@ -138,12 +139,13 @@ def _summary(results: list[Any]) -> Any:
     from rich.table import Table
 
     table = Table(title="Summary")
-    for column in ("SKU", "status", "steps", "tokens", "listing URL"):
+    for column in ("SKU", "status", "steps", "model calls", "replay", "tokens", "listing URL"):
         table.add_column(column)
     for result in results:
         colour = "green" if result.status == "completed" else "red"
         table.add_row(result.sku, f"[{colour}]{result.status}[/{colour}]", str(result.steps),
-                      str(result.tokens), result.listing_url or result.feedback[:60])
+                      str(result.model_calls), result.replay, str(result.tokens),
+                      result.listing_url or result.feedback[:60])
     return table
 
 
@@ -163,6 +165,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     """Run the demo; returns the JSON-able outcome (also printed as the last line by the CLI)."""
     from prefect.blocks.system import Secret
 
+    from webtask_flows.listings.artifacts import model_calls_line
     from webtask_flows.listings.batch import batch_listing_upload, batch_results
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
@@ -172,6 +175,10 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="webtask-demo-")) if owned_workdir else Path(options.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     use_claude = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    # The demo's sessions and replay scripts stay in its own folder unless a store is configured.
+    own_store = not os.environ.get("WEBTASK_SESSION_STORE")
+    if own_store:
+        os.environ["WEBTASK_SESSION_STORE"] = str(workdir / "sessions")
     try:
         manifest = write_demo_manifest(workdir, options.listings)
         rows = [json.loads(line) for line in manifest.read_text().splitlines()]
@@ -197,7 +204,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                     state = await batch_listing_upload.with_options(flow_run_name=run_name)(
                         manifest=str(manifest), site_url=shop.url("/listings"), username=DEMO_USER,
                         password_secret=DEMO_SECRET_BLOCK, max_concurrency=options.concurrency,
-                        ledger=str(workdir / "ledger"), return_state=True,
+                        ledger=str(workdir / "ledger"), replay=options.replay, return_state=True,
                     )
                 finally:
                     done.set()
@@ -205,11 +212,14 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                 results = await batch_results(state)
                 console.print(_summary(results))
                 console.print(_token_line(results))
+                if options.replay:
+                    console.print(model_calls_line(results) or "No listing used replay.")
                 outcome = {
                     "status": "completed" if state.is_completed() else "failed",
                     "message": state.message,
                     "seconds": round(time.perf_counter() - started, 1),
-                    "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens", "usage"})
+                    "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens",
+                                                                    "usage", "model_calls", "replayed_steps", "replay"})
                                  for r in results],
                     "marketplace": [{"sku": l.sku, "url": l.url, "photos": len(l.photos)} for l in shop.listings()],
                 }
@@ -222,6 +232,8 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                 if fake is not None:
                     fake.stop()
     finally:
+        if own_store:
+            os.environ.pop("WEBTASK_SESSION_STORE", None)
         if owned_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
 

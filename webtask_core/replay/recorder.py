@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from webtask_core.replay.script import ELEMENT, ReplayScript, ScriptAction, ScriptStep, parameterise
+from webtask_core.replay.script import (
+    ELEMENT,
+    ReplayScript,
+    ScriptAction,
+    ScriptStep,
+    count_placeholders,
+    parameterise,
+)
 from webtask_core.replay.signature import ElementFingerprint, Normaliser, PageSignature
 
 if TYPE_CHECKING:
@@ -74,4 +81,6 @@ class Recorder:
         )
         if "element_id" in data:
             value["element_id"] = data["element_id"]
+        if tool == "wait_for" and isinstance(value.get("text"), str):  # "2 photos ready" for two photos
+            value["text"] = count_placeholders(value["text"], self.params)
         return ScriptAction(tool=tool, input=value, element=element), literal and tool == "set_output"

@@ -10,7 +10,10 @@ task's parameters as placeholders:
 - ``{{page:url}}`` / ``{{page:path_url}}`` / ``{{page:origin}}``: the page's URL, the URL without its
   query, its scheme and host (a run on another host or port reads the same);
 - ``{{secret:NAME}}`` placeholders stay as the model wrote them: scripts never hold a secret;
-- ``{{element}}``: where the element's id goes once the fingerprint found it.
+- ``{{element}}``: where the element's id goes once the fingerprint found it;
+- ``{{count:NAME}}``: in the text a ``wait_for`` waits for only, a number equal to how many items a
+  list parameter has ("2 photos ready" for two photos): a wait is harmless when the guess is wrong
+  (it times out and the model takes over), a typed value is not, so nothing else is counted.
 
 A value the model produced that is none of these is kept as a literal, except in ``set_output``:
 a literal output (an order number read off the page) would report the recording's data on every
@@ -40,12 +43,15 @@ __all__ = [
     "parameterise",
     "fill_in",
     "MissingValue",
+    "count_placeholders",
 ]
 
 SCRIPT_SCHEMA_VERSION = 1
 ELEMENT = "{{element}}"
 _PARAM = re.compile(r"\{\{param:([A-Za-z0-9_.\-\[\]]+)\}\}")
 _PAGE = re.compile(r"\{\{page:(url|path_url|origin)\}\}")
+_COUNT = re.compile(r"\{\{count:([A-Za-z0-9_.\-]+)\}\}( [A-Za-z]+)?")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 _SPACE = re.compile(r"\s+")
 _MIN_SUBSTITUTED_CHARS = 3  # in free text (feedback), shorter values would hit unrelated words
 
@@ -155,6 +161,13 @@ def _substitute_inside(text: str, params: Mapping[str, Any], page_url: str) -> s
     return text
 
 
+def count_placeholders(text: str, params: Mapping[str, Any]) -> str:
+    """``text`` with numbers equal to the length of one list parameter as ``{{count:NAME}}``."""
+    lengths = {len(value): name for name, value in params.items() if isinstance(value, list) and value}
+    return _NUMBER.sub(lambda match: "{{count:" + lengths[int(match.group(0))] + "}}"
+                       if int(match.group(0)) in lengths else match.group(0), text)
+
+
 # ---- replaying: placeholders -> this run's values ----
 
 
@@ -180,7 +193,17 @@ def fill_in(value: Any, params: Mapping[str, Any], *, page_url: str, element_id:
             raise MissingValue(f"the page at {page_url!r} has no {match.group(1)}")
         return pages[match.group(1)]
 
-    text = _PAGE.sub(page, value)
+    def count(match: re.Match[str]) -> str:
+        value = _param(match.group(1), params)
+        number = len(value) if isinstance(value, list) else 1
+        noun = match.group(2) or ""  # "2 photos" recorded, "1 photo" now (English; a miss only times out)
+        if number == 1 and noun.endswith("s") and len(noun) > 3:
+            noun = noun[:-1]
+        elif number != 1 and noun and not noun.endswith("s"):
+            noun += "s"
+        return f"{number}{noun}"
+
+    text = _COUNT.sub(count, _PAGE.sub(page, value))
     return _PARAM.sub(lambda match: _as_text(_param(match.group(1), params)), text)
 
 

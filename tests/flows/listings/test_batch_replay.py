@@ -28,8 +28,7 @@ def rows_with_photos(tmp_path, count: int, prefix: str) -> list[dict[str, Any]]:
     rows = manifest_rows(count, prefix=prefix)
     write_photos(tmp_path, rows)
     for row in rows:
-        row["photos"] = [str(tmp_path / photo) for photo in row["photos"]]
-        row["photos"] = row["photos"][:1]  # the same number of photos on every listing of a script
+        row["photos"] = [str(tmp_path / photo) for photo in row["photos"]]  # two, one, two, ...
     return rows
 
 
@@ -37,8 +36,9 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     key = listing_script_key(None, shop.url("/listings"), "1")
     scripts = ScriptStore(LocalSessionStore(flow_env.sessions))
+    rows = rows_with_photos(tmp_path, 4, "REPLAY")
     async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
-        state = await batch_listing_upload(listings=rows_with_photos(tmp_path, 4, "REPLAY"), replay=True,
+        state = await batch_listing_upload(listings=rows, replay=True,
                                            max_concurrency=2, **params(shop, tmp_path), return_state=True)
         assert state.is_completed(), state.message
         results = await batch_results(state)
@@ -47,9 +47,11 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         assert all(calls.get(f"REPLAY-{n}", 0) == 0 for n in (2, 3, 4)), calls
         assert [result.replay for result in results] == ["recorded", "replayed", "replayed", "replayed"]
         assert all(result.model_calls == 0 and result.replayed_steps > 0 for result in results[1:])
-        for result in results:
+        for result, row in zip(results, rows):
             (stored,) = shop.listing_by_sku(result.sku)
             assert result.listing_url == stored.url
+            # each with its own values and photos (two, one, two, one: "1 photo ready" is waited for)
+            assert (stored.title, len(stored.photos)) == (row["title"], len(row["photos"]))
         assert scripts.keys() == [key] and scripts.load(key).revision == 1
 
         summary = next(a for a in await read_artifacts(state.state_details.flow_run_id) if a.type == "table")

@@ -1,0 +1,152 @@
+"""Replay against live: what a listing costs once the flow was learned.
+
+On the demo marketplace with the scripted model answering after ``--latency`` seconds (0.5 s by
+default, a fast real model; Claude takes 2-4 s a call), through ``Agent.do(replay=...)``:
+
+1. live: ``--live`` listings with the model deciding every step (no replay) — the baseline;
+2. replayed: ``--listings`` listings with replay: the first records the script, the rest replay it;
+3. changed site: halfway through a second replayed batch the site is redesigned (a renamed field,
+   a shipping step before the review, Publish moved to a toolbar): the next listing hands over to
+   the model where the page changed and repairs the script, the rest replay the repair.
+
+Prints per phase the model calls per listing and seconds per listing, the speed-up of a replayed
+listing over a live one (target: at least 10x) and whether every listing was published once. Ends
+with one JSON line.
+
+    .venv/bin/python benchmarks/replay.py [--listings 20] [--live 3] [--latency 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from pydantic import SecretStr
+
+from webtask_core import Agent, WorkerStatus
+from webtask_core.browser import Browser, BrowserConfig
+from webtask_core.replay import Replay, ScriptStore, script_key
+from webtask_core.storage import LocalSessionStore
+from webtask_core.testing import FakeLLM, MarketplaceListingPolicy
+from webtask_core.testing.marketplace import Layout, Marketplace
+from webtask_core.worker import WorkerOptions
+
+PASSWORD = "demo-pass"
+CATEGORIES = ["Women's Shoes", "Bags", "Jewelry", "Home", "Toys"]
+
+
+def fields(sku: str, number: int, site_url: str) -> dict[str, Any]:
+    return {"sku": sku, "title": f"Item {sku}", "description": f"A fine item.\nNumber {number}.",
+            "price": f"{10 + number}.50", "category": CATEGORIES[number % len(CATEGORIES)], "condition": "Good",
+            "photos": ["photo_1", "photo_2"][: 1 + number % 2], "username": "demo",
+            "password": "{{secret:shop_password}}", "site_url": site_url}
+
+
+def task_for(data: dict[str, Any]) -> str:
+    return ("Create a listing with these photos on the marketplace, then report its URL.\n"
+            f"```json\n{json.dumps(data, indent=2)}\n```")
+
+
+async def list_one(llm: FakeLLM, browser: Browser, photos: list[Path], data: dict[str, Any],
+                   replay: Replay | None) -> dict[str, Any]:
+    before = len(llm.requests)
+    started = time.perf_counter()
+    tab = await browser.new_tab()
+    try:
+        agent = Agent(llm, browser=tab, options=WorkerOptions(secrets={"shop_password": SecretStr(PASSWORD)}),
+                      resources={"photo_1": photos[0], "photo_2": photos[1]})
+        result = await agent.do(task_for(data), max_steps=25, replay=replay)
+    finally:
+        await tab.close()
+    return {"sku": data["sku"], "status": result.status.value, "seconds": time.perf_counter() - started,
+            "model_calls": len(llm.requests) - before, "replay": result.replay, "feedback": result.feedback}
+
+
+async def phase(name: str, count: int, *, shop: Marketplace, browser: Browser, llm: FakeLLM, photos: list[Path],
+                store: ScriptStore | None, change_at: int | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for number in range(1, count + 1):
+        if change_at is not None and number == change_at:
+            shop.set_layout(Layout.every_change())
+        data = fields(f"{name.upper()}-{number:03d}", number, shop.url("/listings"))
+        replay = None if store is None else Replay(
+            key=script_key("listing-task", "demo-marketplace"), params=data, store=store, identifying=("sku", "title"))
+        rows.append(await list_one(llm, browser, photos, data, replay))
+    return rows
+
+
+def report(name: str, rows: list[dict[str, Any]], *, skip_first: bool = False) -> dict[str, Any]:
+    measured = rows[1:] if skip_first and len(rows) > 1 else rows
+    seconds = statistics.median(row["seconds"] for row in measured)
+    calls = sum(row["model_calls"] for row in measured) / len(measured)
+    print(f"{name:>14}: {len(rows)} listing(s), {calls:.2f} model calls per listing"
+          f"{' after the first' if skip_first else ''}, median {seconds:.2f} s per listing; "
+          f"outcomes {[row['replay'] for row in rows] if rows[0]['replay'] != 'none' else 'live'}")
+    return {"listings": len(rows), "model_calls_per_listing": round(calls, 2), "seconds_per_listing": round(seconds, 3),
+            "model_calls": [row["model_calls"] for row in rows], "outcomes": [row["replay"] for row in rows]}
+
+
+async def run(listings: int, live: int, latency_s: float) -> dict[str, Any]:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder, Marketplace(users={"demo": PASSWORD}, layout=Layout()) as shop:
+        photos = [Path(folder) / "front.jpg", Path(folder) / "back.png"]
+        Image.new("RGB", (800, 600), (200, 30, 90)).save(photos[0], "JPEG")
+        Image.new("RGB", (600, 600), (20, 120, 200)).save(photos[1], "PNG")
+        store = ScriptStore(LocalSessionStore(Path(folder) / "sessions"))
+        llm = FakeLLM(MarketplaceListingPolicy(), latency_s=latency_s)
+        browser = await Browser.launch(BrowserConfig())
+        try:
+            live_rows = await phase("live", live, shop=shop, browser=browser, llm=llm, photos=photos, store=None)
+            replay_rows = await phase("replay", listings, shop=shop, browser=browser, llm=llm, photos=photos,
+                                      store=store)
+            changed_rows = await phase("changed", max(4, listings // 2), shop=shop, browser=browser, llm=llm,
+                                       photos=photos, store=store, change_at=max(2, listings // 4))
+        finally:
+            await browser.close()
+        published = {listing.sku: 0 for listing in shop.listings()}
+        for listing in shop.listings():
+            published[listing.sku] += 1
+    every = live_rows + replay_rows + changed_rows
+    failed = [row for row in every if row["status"] != WorkerStatus.completed.value]
+    once = all(published.get(row["sku"]) == 1 for row in every)
+    live_figures = report("live", live_rows)
+    replay_figures = report("replayed", replay_rows, skip_first=True)
+    changed_figures = report("changed site", changed_rows)
+    speedup = live_figures["seconds_per_listing"] / replay_figures["seconds_per_listing"]
+    repaired = [row for row in changed_rows if row["replay"] == "repaired"]
+    print(f"A replayed listing is {speedup:.1f}x faster than a live one (target 10x) at {latency_s} s per model call; "
+          f"{'every listing published once' if once and not failed else 'NOT every listing published once'}; "
+          f"the changed site cost {sum(row['model_calls'] for row in repaired)} model call(s) in "
+          f"{len(repaired)} repair(s) against {live_figures['model_calls_per_listing']:.0f} for a live listing")
+    for row in failed:
+        print(f"  {row['sku']}: {row['status']}: {row['feedback']}", file=sys.stderr)
+    return {"benchmark": "replay", "latency_s": latency_s, "load_average": load,
+            "live": live_figures, "replayed": replay_figures, "changed_site": changed_figures,
+            "speedup_replayed_vs_live": round(speedup, 2), "all_published_once": once and not failed,
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--listings", type=int, default=20, help="listings in the replayed phase")
+    parser.add_argument("--live", type=int, default=3, help="listings in the live (baseline) phase")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds the scripted model takes per call")
+    args = parser.parse_args()
+    outcome = asyncio.run(run(args.listings, args.live, args.latency))
+    print(json.dumps(outcome))
+    if not outcome["all_published_once"]:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
