@@ -34,22 +34,21 @@ from webtask_core.browser.runtime import BrowserRuntime
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
-from webtask_core.resources import validate_resource_name
 from webtask_core.record import TaskRecord
+from webtask_core.resources import validate_resource_name
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
 from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
-
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.run_signals import note_run_started, wait_for_announced_session
 from webtask_flows.events import emit_task_event
 from webtask_flows.resources import downloaded_resources
+from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+from webtask_flows.run_signals import note_run_started, wait_for_announced_session
 from webtask_flows.screenshots import screenshot_store_from_env
 from webtask_flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from webtask_flows.steps import StepRun, step_task
-from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
 __all__ = ["run_webtask", "load_secrets"]
 

@@ -17,14 +17,13 @@ from typing import Any
 from webtask_core.errors import SessionFormatError
 from webtask_core.record import TaskRecord
 from webtask_core.storage import (
-    SessionStore,
     SavedSession,
+    SessionStore,
     is_s3_uri,
     make_saved_session,
     open_session_store,
     validate_session_key,
 )
-
 from webtask_flows.settings import S3Source, WebtaskSettings, resolve_s3_client
 
 __all__ = [

@@ -33,9 +33,9 @@ from webtask_core.errors import ConfigError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.progress import Phase, ProgressCallback
+from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
-from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.task_run import TaskRun
 from webtask_core.tools import OutputSchema, UserTools
@@ -74,8 +74,8 @@ class Agent:
         self,
         llm: LLM,
         *,
-        browser: "Browser | BrowserTab | None" = None,
-        browser_config: "BrowserConfig | None" = None,
+        browser: Browser | BrowserTab | None = None,
+        browser_config: BrowserConfig | None = None,
         persist_context: bool = False,
         resources: Mapping[str, PathLike] | None = None,
         start_url: str | None = None,
@@ -130,7 +130,7 @@ class Agent:
         self._run: TaskRun | None = None
         self._finalised = False
 
-    def _new_runtime(self) -> "BrowserRuntime":
+    def _new_runtime(self) -> BrowserRuntime:
         from webtask_core.browser.runtime import BrowserRuntime
 
         return BrowserRuntime(self._browser_config, allowed_domains=list(self.allowed_domains) or None,
@@ -138,7 +138,7 @@ class Agent:
 
     # ---- browser lifecycle ----
 
-    async def __aenter__(self) -> "Agent":
+    async def __aenter__(self) -> Agent:
         await self._runtime.open()
         return self
 

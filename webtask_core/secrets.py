@@ -65,7 +65,7 @@ SecretsInput = Mapping[str, "str | SecretStr | SecretValue"]
 
 
 class _Entry:
-    __slots__ = ("name", "value", "domains", "variants", "placeholder")
+    __slots__ = ("domains", "name", "placeholder", "value", "variants")
 
     def __init__(self, name: str, value: str, domains: HostPatterns):
         self.name = name
@@ -113,7 +113,7 @@ class SecretValues:
         self._clipped = _clipped_pattern(entries)
 
     @classmethod
-    def of(cls, secrets: "SecretValues | SecretsInput | None", *, domains: Iterable[str] | None = None) -> "SecretValues":
+    def of(cls, secrets: SecretValues | SecretsInput | None, *, domains: Iterable[str] | None = None) -> SecretValues:
         return secrets if isinstance(secrets, SecretValues) else cls(secrets, domains=domains)
 
     # ---- what it holds (never the values) ----
@@ -332,7 +332,7 @@ class SecretValues:
 
     # ---- logs ----
 
-    def log_filter(self) -> "RedactingFilter":
+    def log_filter(self) -> RedactingFilter:
         return RedactingFilter(self)
 
 

@@ -15,7 +15,7 @@ import tempfile
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -135,7 +135,7 @@ class SavedSession(BaseModel):
         """The TaskRecord as a JSON string, for ``TaskRecord.from_json``."""
         return json.dumps(self.session)
 
-    def worker_session(self) -> "TaskRecord":
+    def worker_session(self) -> TaskRecord:
         """The stored TaskRecord; ``SessionFormatError`` when it is corrupt or of another version."""
         from webtask_core.record import TaskRecord
 
@@ -163,7 +163,7 @@ def make_saved_session(
         session=_session_as_dict(session),
         storage_state=dict(storage_state) if storage_state is not None else None,
         last_url=last_url,
-        saved_at=datetime.now(timezone.utc),
+        saved_at=datetime.now(UTC),
     )
 
 

@@ -37,7 +37,7 @@ class TaskRun:
     is, as when a task continues the last one's conversation).
     """
 
-    def __init__(self, worker: "Worker", ctx: "TaskContext", runtime: "BrowserRuntime", *,
+    def __init__(self, worker: Worker, ctx: TaskContext, runtime: BrowserRuntime, *,
                  start_url: str | None = None):
         self.worker = worker
         self.ctx = ctx

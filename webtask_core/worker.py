@@ -24,9 +24,9 @@ from webtask_core.history import ActionRecord, StuckThresholds, page_key
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
+from webtask_core.record import Step, StepTimings, TaskRecord, ToolCallRecord, WorkerStatus
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
-from webtask_core.record import Step, StepTimings, ToolCallRecord, TaskRecord, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 
@@ -69,7 +69,7 @@ class Worker:
     def __init__(
         self,
         llm: LLM,
-        browser: "BrowserTab | SessionProvider",
+        browser: BrowserTab | SessionProvider,
         *,
         options: WorkerOptions | None = None,
         progress: ProgressCallback | None = None,
@@ -88,7 +88,7 @@ class Worker:
         self.secrets = SecretValues(self.options.secrets, domains=self.options.secret_domains)
 
     @property
-    def tab(self) -> "BrowserTab":
+    def tab(self) -> BrowserTab:
         return self._provider()
 
     # ---- the three parts ----
@@ -285,7 +285,7 @@ class Worker:
         self.progress(Progress(ctx.next_index, ctx.max_steps, phase, detail, tokens))
 
     async def _screenshot(
-        self, tab: "BrowserTab", *, marks: bool, mask_ids: list[str], withhold: bool
+        self, tab: BrowserTab, *, marks: bool, mask_ids: list[str], withhold: bool
     ) -> bytes | None:
         """The screenshot with the elements showing a secret masked (password fields always are).
         None when a secret shows where no element can be masked (text in the page itself)."""
@@ -313,7 +313,7 @@ class Worker:
         calls = [call.model_copy(update={"input": self.secrets.scrub_data(call.input)}) for call in reply.tool_calls]
         return reply.model_copy(update={"text": self.secrets.scrub(reply.text), "tool_calls": calls})
 
-    def _start_thumbnail(self, shot: bytes | None) -> "asyncio.Future[str | None]":
+    def _start_thumbnail(self, shot: bytes | None) -> asyncio.Future[str | None]:
         """Shrink the screenshot for the step record in a thread, while the model is thinking."""
         if shot is None:
             future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()

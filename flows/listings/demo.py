@@ -85,11 +85,14 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
     """Redraw a table of the listings (state, steps, URL) from the Prefect API until ``done``."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
-        FlowRunFilter, FlowRunFilterId, FlowRunFilterName, FlowRunFilterParentFlowRunId,
+        FlowRunFilter,
+        FlowRunFilterId,
+        FlowRunFilterName,
+        FlowRunFilterParentFlowRunId,
     )
     from rich.live import Live
 
-    rows: dict[str, tuple[str, int]] = {sku: ("waiting", 0) for sku in skus}
+    rows: dict[str, tuple[str, int]] = dict.fromkeys(skus, ("waiting", 0))
     async with get_client() as client:
         with Live(_table(rows, titles, shop), console=console, refresh_per_second=4, transient=False) as live:
             parent_id = None
@@ -115,7 +118,7 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
                     break
                 try:
                     await asyncio.wait_for(done.wait(), timeout=_POLL_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
     console.print()
 
@@ -163,9 +166,9 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     """Run the demo; returns the JSON-able outcome (also printed as the last line by the CLI)."""
     from prefect.blocks.system import Secret
 
-    from webtask_flows.listings.batch import batch_listing_upload, batch_results
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
+    from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
     started = time.perf_counter()
     owned_workdir = options.workdir is None

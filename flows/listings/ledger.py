@@ -27,10 +27,9 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from webtask_core.errors import ConfigError
-from webtask_flows.listings.records import ListingRecord
 from webtask_core.storage import default_session_folder, is_s3_uri
-
 from webtask_flows.listings.models import ListingResult
+from webtask_flows.listings.records import ListingRecord
 from webtask_flows.settings import WebtaskSettings
 
 __all__ = [

@@ -6,7 +6,7 @@ rerun reports them without running them again.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -41,7 +41,7 @@ class ListingResult(BaseModel):
     skipped: bool = False  # True: found in the ledger, not run again by this batch
     flow_run_id: str | None = None  # the run-webtask run that did the work (an earlier one when skipped)
     content_hash: str | None = None
-    finished_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def failed(self) -> bool:

@@ -178,7 +178,7 @@ def parse_manifest(data: bytes | str, *, source: str = "manifest") -> ManifestRo
 _DEFAULT_TEMPLATE = "listing_task.yaml"
 
 
-def load_task_template(template: str | None = None) -> "jinja2.Template":
+def load_task_template(template: str | None = None) -> jinja2.Template:
     """The listing task template: the packaged one, a path to a YAML/Jinja file, or template text."""
     import importlib.resources
     from pathlib import Path
@@ -208,7 +208,7 @@ def load_task_template(template: str | None = None) -> "jinja2.Template":
 
 
 def render_listing_task(
-    template: "jinja2.Template",
+    template: jinja2.Template,
     listing: ListingRecord,
     *,
     photo_names: list[str],

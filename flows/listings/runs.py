@@ -12,9 +12,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from webtask_flows.listings.records import ListingRecord, load_task_template, photo_resource_names, render_listing_task
-
 from webtask_flows.listings.models import ListingOutput, ListingResult
+from webtask_flows.listings.records import ListingRecord, load_task_template, photo_resource_names, render_listing_task
 from webtask_flows.run_signals import SubflowStarts
 from webtask_flows.subflows import run_in_own_task
 

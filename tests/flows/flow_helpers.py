@@ -195,7 +195,7 @@ class WebhookReceiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "WebhookReceiver":
+    def __enter__(self) -> WebhookReceiver:
         self.thread.start()
         return self
 

@@ -69,7 +69,7 @@ class HostileSite:
     def url(self, path: str) -> str:
         return self.origin + path
 
-    def start(self) -> "HostileSite":
+    def start(self) -> HostileSite:
         self._thread.start()
         return self
 
@@ -78,7 +78,7 @@ class HostileSite:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "HostileSite":
+    def __enter__(self) -> HostileSite:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

@@ -70,7 +70,7 @@ class PageSite:
     def url(self, path: str) -> str:
         return self.origin + path
 
-    def __enter__(self) -> "PageSite":
+    def __enter__(self) -> PageSite:
         self.thread.start()
         return self
 

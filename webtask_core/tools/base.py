@@ -47,7 +47,7 @@ class StepState:
     output: Any = None
     has_output: bool = False
     output_error: str | None = None  # the last set_output in this step was invalid
-    status: "WorkerStatus | None" = None
+    status: WorkerStatus | None = None
     feedback: str = ""
 
 
@@ -55,9 +55,9 @@ class StepState:
 class ToolContext:
     """What a tool may use while it runs: the page, the task's resources and output spec, the step."""
 
-    tab: "BrowserTab"
+    tab: BrowserTab
     resources: ResourceSet
-    output_spec: "OutputSpec"
+    output_spec: OutputSpec
     state: StepState
     secrets: SecretValues = field(default_factory=SecretValues)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_helpers import fake_model, last_user_texts
 
 from webtask_core import Agent, WorkerStatus
-from webtask_core.testing import Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import ReplayPolicy, Reply, ToolUse
 
 
 def always(*uses: ToolUse):

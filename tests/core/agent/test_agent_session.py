@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from agent_helpers import fake_model, request_text
 
-from webtask_core import Worker, TaskRecord, WorkerStatus
+from webtask_core import TaskRecord, Worker, WorkerStatus
 from webtask_core.errors import BrowserCrashedError, ConfigError, ModelTransientError, SessionFormatError
 from webtask_core.llm.types import Message, TextBlock
-from webtask_core.testing import Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.request_view import task_text
 
 

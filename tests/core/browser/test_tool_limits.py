@@ -4,12 +4,11 @@ description allows is carried out, not refused."""
 from __future__ import annotations
 
 import pytest
+from tool_driver import ToolDriver
 
 from webtask_core.errors import ActionError
 from webtask_core.limits import SCROLL_MAX, SETTLED_QUIET_S, WAIT_FOR_MAX_S
 from webtask_core.tools import ToolRegistry
-
-from tool_driver import ToolDriver
 
 
 def specs() -> dict[str, dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from listing_requests import LISTING, LISTINGS_TREE, LOGIN_TREE, SITE, build_request, form_tree, task_block
 
 from webtask_core.testing.request_view import (
     error_streak,
@@ -17,8 +18,6 @@ from webtask_core.testing.request_view import (
     task_text,
     tree_elements,
 )
-
-from listing_requests import LISTING, LISTINGS_TREE, LOGIN_TREE, SITE, build_request, form_tree, task_block
 
 CONTRACT_EXAMPLE = """- h1 "New listing"
 - label "Price"

@@ -14,7 +14,7 @@ import pytest
 from webtask_core import Agent, ToolContext, Worker, tool
 from webtask_core.errors import ActionError, ConfigError, TransientError
 from webtask_core.llm.anthropic import AnthropicLLM
-from webtask_core.testing import FakeAnthropicServer, Marketplace, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import FakeAnthropicServer, Marketplace, ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.request_view import last_tool_results
 
 DONE = ToolUse("complete", {"feedback": "done"})
