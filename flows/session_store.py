@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +108,10 @@ async def ensure_session_lock_limit(session_key: str) -> str:
         try:
             existing = await client.read_global_concurrency_limit_by_name(name)
         except ObjectNotFound:
-            try:
+            with suppress(ObjectAlreadyExists):  # another run created it between our read and our create
                 await client.create_global_concurrency_limit(
                     GlobalConcurrencyLimitCreate(name=name, limit=1, active=True)
                 )
-            except ObjectAlreadyExists:
-                pass  # another run created it between our read and our create
             return name
         if existing.limit != 1 or not existing.active:
             await client.update_global_concurrency_limit(

@@ -106,7 +106,7 @@ class SecretValues:
             key=lambda pair: len(pair[0]),
             reverse=True,
         )
-        self._replacements = {variant: replacement for variant, replacement in variants}
+        self._replacements = dict(variants)
         self._pattern = (
             re.compile("|".join(re.escape(variant) for variant, _ in variants)) if variants else None
         )

@@ -324,10 +324,7 @@ class S3SessionStore(SessionStore):
     def _client_error(self, exc: Any, session_key: str) -> ConfigError:
         code = exc.response.get("Error", {}).get("Code")
         message = exc.response.get("Error", {}).get("Message") or str(exc)
-        if code == "NoSuchBucket":
-            problem = f"bucket {self.bucket!r} does not exist"
-        else:
-            problem = f"{code}: {message}"
+        problem = f"bucket {self.bucket!r} does not exist" if code == "NoSuchBucket" else f"{code}: {message}"
         return ConfigError("session store", f"{self.location(session_key)}: {problem}")
 
 

@@ -12,6 +12,7 @@ Prefect import here is inside a function.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -116,10 +117,8 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
                 live.update(_table(rows, titles, shop))
                 if finished:
                     break
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(done.wait(), timeout=_POLL_S)
-                except TimeoutError:
-                    pass
     console.print()
 
 
@@ -214,7 +213,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                     "seconds": round(time.perf_counter() - started, 1),
                     "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens", "usage"})
                                  for r in results],
-                    "marketplace": [{"sku": l.sku, "url": l.url, "photos": len(l.photos)} for l in shop.listings()],
+                    "marketplace": [{"sku": item.sku, "url": item.url, "photos": len(item.photos)} for item in shop.listings()],
                 }
                 _where_to_look(console, shop, state)
                 if options.keep_open:
@@ -230,10 +229,8 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
 
 
 async def _wait_forever() -> None:
-    try:
+    with contextlib.suppress(asyncio.CancelledError, KeyboardInterrupt):
         await asyncio.Event().wait()
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        pass
 
 
 def _where_to_look(console: Any, shop: Any, state: Any) -> None:

@@ -11,11 +11,14 @@ import io
 import json
 import re
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webtask_core.errors import ConfigError, WebtaskError
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = [
     "ListingRecord",

@@ -30,7 +30,9 @@ OUTPUT_SCHEMA = {
 }
 
 
-def listing_task(site_url: str, *, sku: str = "BOOT-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")) -> str:
+def listing_task(
+    site_url: str, *, sku: str = "BOOT-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")
+) -> str:
     data = {
         "sku": sku, "title": "Red leather boots", "description": "Worn once.\nSize 39.", "price": 45.0,
         "category": "Women's Shoes", "condition": "Like new", "photos": list(photos),

@@ -52,7 +52,8 @@ _SCROLL_ELEMENT = """(el, [dy, mark]) => {
   if (!box || box === document.body || box === document.documentElement) return null;
   const before = box.scrollTop;
   box.scrollBy({top: dy * box.clientHeight, behavior: 'instant'});
-  return [box === el, box.getAttribute(mark) || box.tagName.toLowerCase(), before, box.scrollTop, box.scrollHeight, box.clientHeight];
+  return [box === el, box.getAttribute(mark) || box.tagName.toLowerCase(), before,
+          box.scrollTop, box.scrollHeight, box.clientHeight];
 }"""
 # Whether the click made this document start leaving: the navigation probe.js noted (not a
 # same-document one, not one the page cancelled) or, when that is still to come, a form submitted

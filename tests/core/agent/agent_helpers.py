@@ -24,7 +24,9 @@ class ListingOutput(BaseModel):
     sku: str
 
 
-def listing_task(site_url: str, *, sku: str = "SHOE-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")) -> str:
+def listing_task(
+    site_url: str, *, sku: str = "SHOE-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")
+) -> str:
     data = {
         "sku": sku,
         "title": "Blue suede shoes",

@@ -61,7 +61,7 @@ async def test_a_step_retried_after_a_transient_error_is_recorded_once(tab, shop
 async def test_a_relaunched_browser_can_be_swapped_in_between_steps(browser, shop):
     tabs = {"current": await browser.new_tab()}
     script = [ToolUse("navigate", {"url": shop.url("/login")}), ToolUse("complete", {"feedback": "done"})]
-    async with fake_model(ReplayPolicy(script)) as (server, llm):
+    async with fake_model(ReplayPolicy(script)) as (_server, llm):
         worker = Worker(llm, lambda: tabs["current"])
         ctx = worker.start("Open the log-in page.")
         await worker.step(ctx)

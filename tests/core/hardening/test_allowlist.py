@@ -108,8 +108,8 @@ async def test_injected_instructions_are_blocked_and_nothing_reaches_the_other_h
     seen = [last_tool_results(request)[0] for request in requests[1:]]
     assert all(view.is_error and "blocked" in view.text for view in seen[: len(attempts)])
     # ... and the failed action as the last error in the history the model is shown next.
-    history = [block["text"] for block in requests[1]["messages"][-1]["content"]
-               if block.get("type") == "text" and block["text"].startswith("<history>")][0]
+    history = next(block["text"] for block in requests[1]["messages"][-1]["content"]
+                   if block.get("type") == "text" and block["text"].startswith("<history>"))
     assert f"Last error (step 1): navigate url=\"{evil.origin}/steal?task=yours\" -> navigation to" in history
     assert "redirect" in attempts[-1].message  # the redirect hop was stopped too
 

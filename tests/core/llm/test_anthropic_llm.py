@@ -136,7 +136,9 @@ async def test_several_tool_calls_usage_and_model_are_parsed(tools, first_messag
     def policy(request):
         return Reply(
             text="Filling the form.",
-            tool_uses=[ToolUse("fill", {"element_id": "input-0", "text": "Red shoes"}), ToolUse("click", {"element_id": "button-3"})],
+            tool_uses=[
+                ToolUse("fill", {"element_id": "input-0", "text": "Red shoes"}), ToolUse("click", {"element_id": "button-3"})
+            ],
         )
 
     with FakeAnthropicServer(policy, min_cache_tokens=0) as server:

@@ -23,15 +23,17 @@ def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path)
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
 
     assert outcome["status"] == "completed"
-    assert [(l["sku"], l["status"]) for l in outcome["listings"]] == [
+    assert [(listing["sku"], listing["status"]) for listing in outcome["listings"]] == [
         ("DEMO-001", "completed"), ("DEMO-002", "completed"), ("DEMO-003", "completed")]
     listed = {item["sku"]: item for item in outcome["marketplace"]}  # read from the site before it stopped
     assert sorted(listed) == ["DEMO-001", "DEMO-002", "DEMO-003"]
     assert [listed[sku]["photos"] for sku in sorted(listed)] == [2, 1, 2]  # as the manifest has them
-    assert {l["listing_url"] for l in outcome["listings"]} == {item["url"] for item in listed.values()}
+    assert {listing["listing_url"] for listing in outcome["listings"]} == {item["url"] for item in listed.values()}
     # what each listing cost, by kind of token (cache reads are billed at about a tenth)
-    assert all(l["usage"]["cache_read_tokens"] > 0 and l["usage"]["input_tokens"] > 0 for l in outcome["listings"])
-    assert "Tokens per listing: " in " ".join(done.stderr.split()) and "read from the prompt cache" in " ".join(done.stderr.split())
+    assert all(listing["usage"]["cache_read_tokens"] > 0 and listing["usage"]["input_tokens"] > 0
+               for listing in outcome["listings"])
+    said = " ".join(done.stderr.split())
+    assert "Tokens per listing: " in said and "read from the prompt cache" in said
 
     prefect_home = tmp_path / ".webtask" / "demo" / "prefect"
     assert (prefect_home / "prefect.db").is_file()  # `prefect server start` with this home shows the runs

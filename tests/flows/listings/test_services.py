@@ -55,7 +55,7 @@ def test_services_serve_the_model_and_the_site_until_ctrl_c(tmp_path: Path):
         assert answer.status_code == 200 and answer.json()["type"] == "message"
     finally:
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
+        _stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr and "Stopped." in stderr
     with pytest.raises(httpx.ConnectError):  # both stopped
