@@ -37,12 +37,13 @@ from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
 from webtask_core.task_context import TaskContext
-from webtask_core.task_run import TaskRun
+from webtask_core.task_run import ReplayOutcome, TaskRun
 from webtask_core.tools import OutputSchema, UserTools
 from webtask_core.worker import Worker, WorkerOptions
 
 if TYPE_CHECKING:
     from webtask_core.browser import Browser, BrowserConfig, BrowserTab
+    from webtask_core.replay import Replay
     from webtask_core.browser.runtime import BrowserRuntime
 
 __all__ = ["Agent", "AgentResult", "StepOutcome", "check_start_url"]
@@ -58,6 +59,8 @@ class AgentResult(BaseModel):
     feedback: str = ""
     steps: int = 0
     usage: Usage = Field(default_factory=Usage)
+    replayed_steps: int = 0  # steps a replay script decided (no model call)
+    replay: ReplayOutcome = "none"  # with do(replay=...): replayed, repaired, recorded, or none
 
     @property
     def ok(self) -> bool:
@@ -182,12 +185,15 @@ class Agent:
         max_steps: int = 20,
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
+        replay: "Replay | None" = None,
     ) -> AgentResult:
         """Run a task to its end; with persist_context it continues the last task's conversation.
 
         A step that fails for an infrastructure reason is retried as ``run_step(retry=True)`` says.
+        ``replay``: replay the script recorded under its key (zero model calls where the site still
+        matches), and record one when there is none (see webtask_core.replay).
         """
-        self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema)
+        self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema, replay=replay)
         while not (await self.run_step(retry=True)).finished:
             pass
         assert self.last_result is not None
@@ -200,6 +206,7 @@ class Agent:
         max_steps: int = 20,
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
+        replay: "Replay | None" = None,
     ) -> TaskContext:
         """Start a task for step-by-step use with :meth:`run_step` (replaces an unfinished one)."""
         previous = self.last_session if self.persist_context else None
@@ -212,7 +219,7 @@ class Agent:
         )
         # A task continuing the last one's conversation stays on its page.
         start_url = self.start_url if previous is None else None
-        self._run = TaskRun(self.worker, self.task_context, self._runtime, start_url=start_url)
+        self._run = TaskRun(self.worker, self.task_context, self._runtime, start_url=start_url, replay=replay)
         self._finalised = False
         return self.task_context
 
@@ -262,6 +269,8 @@ class Agent:
             feedback=session_record.feedback,
             steps=session_record.steps_used,
             usage=session_record.usage,
+            replayed_steps=run.replayed_steps,
+            replay=run.replay_outcome,
         )
         self._finalised = True
 

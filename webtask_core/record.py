@@ -77,6 +77,7 @@ class Step(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # stuck warnings the model was shown
     error: str | None = None  # a step-level problem: no tool call, empty reply, a hard stop
     ended: WorkerStatus | None = None  # set on the step that ended the task
+    replayed: bool = False  # its calls came from a replay script, not from the model
 
     @property
     def ok(self) -> bool:

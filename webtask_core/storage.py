@@ -208,6 +208,24 @@ class SessionStore(ABC):
     def delete(self, session_key: str) -> bool:
         """Remove the document; False when there was none."""
 
+    @abstractmethod
+    def keys(self) -> list[str]:
+        """The keys that have a document, sorted."""
+
+    @abstractmethod
+    def child(self, name: str) -> "SessionStore":
+        """A store of the same kind in a sub-folder (sub-prefix) ``name`` of this one (replay
+        scripts live in ``scripts/`` beside the sessions)."""
+
+    def read_bytes(self, key: str) -> bytes | None:
+        """The raw document of ``key`` (None: none), for stores of other documents than sessions."""
+        validate_session_key(key)
+        return self._read(key)
+
+    def write_bytes(self, key: str, data: bytes) -> None:
+        validate_session_key(key)
+        self._write(key, data)
+
     def load(self, session_key: str) -> SavedSession | None:
         """The stored document, or None when the key has none. A corrupt or incompatible document
         raises :class:`SessionFormatError` naming the key and location, and is left untouched."""
@@ -262,6 +280,12 @@ class LocalSessionStore(SessionStore):
         except FileNotFoundError:
             return False
         return True
+
+    def keys(self) -> list[str]:
+        return sorted(path.stem for path in self.folder.glob("*.json") if SESSION_KEY_PATTERN.fullmatch(path.stem))
+
+    def child(self, name: str) -> "LocalSessionStore":
+        return LocalSessionStore(self.folder / validate_session_key(name))
 
 
 class S3SessionStore(SessionStore):
@@ -320,6 +344,23 @@ class S3SessionStore(SessionStore):
             raise self._client_error(exc, session_key) from exc
         self.client.delete_object(Bucket=self.bucket, Key=key)
         return True
+
+    def keys(self) -> list[str]:
+        from botocore.exceptions import ClientError
+
+        found = []
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix):
+                for item in page.get("Contents", []):
+                    name = item["Key"][len(self.prefix):]
+                    if "/" not in name and name.endswith(".json") and SESSION_KEY_PATTERN.fullmatch(name[:-5]):
+                        found.append(name[:-5])
+        except ClientError as exc:
+            raise ConfigError("session store", f"cannot list s3://{self.bucket}/{self.prefix}: {exc}") from exc
+        return sorted(found)
+
+    def child(self, name: str) -> "S3SessionStore":
+        return S3SessionStore(self.client, self.bucket, self.prefix + validate_session_key(name))
 
     def _client_error(self, exc: Any, session_key: str) -> ConfigError:
         code = exc.response.get("Error", {}).get("Code")

@@ -77,6 +77,8 @@ class TaskContext:
         self.discarded_usage = Usage()  # model calls of steps that failed and were not recorded
         self.previous_tasks: list[PreviousTask] = []
         self.pairs: list[Message] = []  # after the task message; see the module docstring
+        # The page the last step saw (what a replay recorder fingerprints its elements from).
+        self.last_observation: Observation | None = None
         self._head_extra: list[Block] = []  # the collapsed first page, in a fresh conversation
         if previous_session is not None:
             self._continue_from(previous_session)
@@ -155,10 +157,11 @@ class TaskContext:
 
     def page_blocks(
         self, observation: Observation, *, step: int, history: ActionHistory,
-        screenshot_b64: str | None, now: float | None = None,
+        screenshot_b64: str | None, now: float | None = None, note: str | None = None,
     ) -> list[Block]:
-        """The current page state: ``<page>`` with the full tree, ``<history>``, the screenshot."""
-        extra: list[str] = []
+        """The current page state: ``<page>`` with the full tree, ``<history>``, the screenshot.
+        ``note``: a line for this step only (where a replay handed over to the model, and why)."""
+        extra: list[str] = [note] if note else []
         if step >= self.max_steps:
             extra.append(
                 "This is your LAST step: finish now (set_output and complete) if the task is done."

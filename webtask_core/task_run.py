@@ -10,23 +10,36 @@ retryable step task. Both get the same behaviour from here:
   fresh tab at the last good URL, and if that fails again, a blank one (the URL itself may be what
   keeps failing); a failure of the model API keeps the tab;
 - after every good step the tab's cookies, local storage and URL are snapshotted;
-- ``finish`` captures the final page when the browser still runs, and does without when it died.
+- ``finish`` captures the final page when the browser still runs, and does without when it died;
+- with a :class:`~webtask_core.replay.Replay`, steps the script still fits are replayed without the
+  model, and a completed run saves the script it yields (the first recording, or a repair).
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Literal
 
 from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
-from webtask_core.record import Step, TaskRecord
+from webtask_core.record import Step, TaskRecord, WorkerStatus
+from webtask_core.replay.recorder import Recorder
+from webtask_core.replay.replayer import Replayer
 
 if TYPE_CHECKING:
     from webtask_core.browser.runtime import BrowserRuntime
+    from webtask_core.replay import Replay, ReplayScript
     from webtask_core.task_context import TaskContext
     from webtask_core.worker import Worker
 
-__all__ = ["TaskRun"]
+__all__ = ["TaskRun", "ReplayOutcome"]
+
+logger = logging.getLogger(__name__)
+
+# What a run with a Replay did with its script: replayed it all, repaired it (the model took over
+# somewhere), recorded it (there was none), or none of those (not completed, or recording off).
+ReplayOutcome = Literal["replayed", "repaired", "recorded", "none"]
 
 
 class TaskRun:
@@ -38,11 +51,17 @@ class TaskRun:
     """
 
     def __init__(self, worker: Worker, ctx: TaskContext, runtime: BrowserRuntime, *,
-                 start_url: str | None = None):
+                 start_url: str | None = None, replay: Replay | None = None):
         self.worker = worker
         self.ctx = ctx
         self.runtime = runtime
         self.start_url = start_url
+        self.replay = replay
+        self.replayer: Replayer | None = None  # set at start when the store holds a script
+        self.recorder: Recorder | None = None
+        if replay is not None and replay.record:
+            self.recorder = Recorder(replay.params, identifying=replay.identifying)
+        self.saved_script: "ReplayScript | None" = None  # what finish() saved
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
         self.page_failures = 0
@@ -55,8 +74,25 @@ class TaskRun:
     def finished(self) -> bool:
         return self.ctx.finished
 
+    @property
+    def replayed_steps(self) -> int:
+        return self.replayer.replayed if self.replayer is not None else 0
+
+    @property
+    def replay_outcome(self) -> ReplayOutcome:
+        if self.saved_script is not None:
+            return "recorded" if self.replayer is None else "repaired"
+        if self.replayer is not None and self.replayer.replayed and not self.replayer.handed_over:
+            return "replayed"
+        return "none"
+
     async def start(self) -> None:
-        """Open the tab at the start URL (done by the first step when not called before)."""
+        """Open the tab at the start URL, and load the replay script (done by the first step when
+        not called before). A script that cannot be read is a SessionFormatError naming it."""
+        if self.replay is not None and self.replayer is None:
+            script = await asyncio.to_thread(self.replay.store.load, self.replay.key)
+            if script is not None:
+                self.replayer = Replayer(script, self.replay.params)
         await self.runtime.open(self.start_url)
         self._started = True
 
@@ -72,14 +108,23 @@ class TaskRun:
             return ctx.steps[index - 1]
         if index is not None and index != ctx.next_index:
             raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
+        replayer = checkpoint = None
         try:
-            await self._prepare_tab()
-            step = await self.worker.step(ctx)
+            await self._prepare_tab()  # the first step also loads the script
+            replayer = self.replayer
+            checkpoint = replayer.checkpoint() if replayer is not None else None
+            step = await self.worker.step(ctx, director=replayer)
         except TransientError as error:
+            if replayer is not None and checkpoint is not None:
+                replayer.restore(checkpoint)  # the retried step decides afresh
             if not isinstance(error, ModelTransientError):
                 self.page_failures += 1
             raise
         self.page_failures = 0
+        if replayer is not None and step.replayed:
+            replayer.after(step)
+        if self.recorder is not None and ctx.last_observation is not None:
+            self.recorder.record(step, ctx.last_observation)
         started = time.perf_counter()
         await self.runtime.snapshot()
         self.snapshot_ms[step.index] = round((time.perf_counter() - started) * 1000.0, 2)
@@ -95,10 +140,30 @@ class TaskRun:
             await self.runtime.ensure_alive(self.ctx.current_url)
 
     async def finish(self) -> TaskRecord:
-        """The finished task's record, with the final page when the browser still runs."""
+        """The finished task's record, with the final page when the browser still runs; a completed
+        run with a Replay saves its script when there was none or the model repaired it."""
         if not self.runtime.is_alive:
-            return await self.worker.finish(self.ctx, capture=False)
-        try:
-            return await self.worker.finish(self.ctx)
-        except BrowserCrashedError:  # it died after the last step: the record is complete without it
-            return await self.worker.finish(self.ctx, capture=False)
+            record = await self.worker.finish(self.ctx, capture=False)
+        else:
+            try:
+                record = await self.worker.finish(self.ctx)
+            except BrowserCrashedError:  # it died after the last step: the record is complete without it
+                record = await self.worker.finish(self.ctx, capture=False)
+        await self._save_script(record)
+        return record
+
+    async def _save_script(self, record: TaskRecord) -> None:
+        replay, recorder, replayer = self.replay, self.recorder, self.replayer
+        if replay is None or recorder is None or record.status is not WorkerStatus.completed:
+            return
+        if replayer is not None and not replayer.handed_over:
+            return  # replayed as it was: nothing new to keep
+        revision = replayer.script.revision + 1 if replayer is not None else 1
+        # The recorder keeps placeholders, never values; scrubbing is the last check before storing.
+        script = self.worker.secrets.scrub_model(recorder.script(replay.key, revision=revision, source=replay.source))
+        if not script.steps:
+            return
+        await asyncio.to_thread(replay.store.save, script)
+        self.saved_script = script
+        logger.info("replay script %r %s (revision %d, %d step(s))", replay.key,
+                    "repaired" if replayer is not None else "recorded", revision, len(script.steps))

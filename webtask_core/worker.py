@@ -14,7 +14,7 @@ import io
 import time
 from collections.abc import Callable, Mapping
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -32,10 +32,21 @@ from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState,
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
+    from webtask_core.browser.models import Observation
 
-__all__ = ["Worker", "WorkerOptions", "SessionProvider"]
+__all__ = ["Worker", "WorkerOptions", "SessionProvider", "Director"]
 
 SessionProvider = Callable[[], "BrowserTab"]
+
+
+class Director(Protocol):
+    """Decides a step instead of the model when it can (replay: webtask_core.replay.Replayer)."""
+
+    def decide(self, observation: "Observation") -> ModelReply | None:
+        """The reply to act on for this page, or None to ask the model."""
+
+    def take_note(self) -> str | None:
+        """A line for the model at the next step it decides (why it decides it), or None."""
 NO_TOOL_CALL = "(no tool call)"
 
 
@@ -123,19 +134,19 @@ class Worker:
             tools=self.tools,
         )
 
-    async def step(self, ctx: TaskContext) -> Step:
+    async def step(self, ctx: TaskContext, *, director: "Director | None" = None) -> Step:
         """Observe, one model call, act, record. Raises TransientError with the context untouched.
 
         An exception leaving the step never shows a secret value (Playwright may quote typed text)."""
         try:
-            return await self._step(ctx)
+            return await self._step(ctx, director)
         except BaseException as error:
             redacted = self.secrets.redact_exception(error)
             if redacted is error:
                 raise
         raise redacted  # outside the except block, so the original is not chained as its context
 
-    async def _step(self, ctx: TaskContext) -> Step:
+    async def _step(self, ctx: TaskContext, director: "Director | None" = None) -> Step:
         if ctx.finished:
             raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
         started = time.perf_counter()
@@ -144,9 +155,13 @@ class Worker:
         self.report(ctx, Phase.observing)
 
         observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        ctx.last_observation = observation
+        # A scripted step (replay) needs neither the model nor a picture for it.
+        scripted = director.decide(observation) if director is not None else None
         # A blank tab (every fresh task's first step) shows nothing a picture could add.
         blank = observation.url == "about:blank" and not observation.elements
-        shot = await self._screenshot(tab, marks=True, mask_ids=mask_ids, withhold=unmaskable or blank)
+        withhold = unmaskable or blank or scripted is not None
+        shot = await self._screenshot(tab, marks=True, mask_ids=mask_ids, withhold=withhold)
         observed = time.perf_counter()
         history = ctx.history.with_page(
             page_key(observation.url, observation.tree, observation.scroll), observation.url
@@ -167,19 +182,23 @@ class Worker:
                        next_user_blocks=[], state=state)
             return step
 
-        shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
-        page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64)
-        # The last line of defence before a request leaves: every text and tool input scrubbed.
-        messages = self.secrets.scrub_messages(ctx.messages_for(page))
         asked = time.perf_counter()
-        self.report(ctx, Phase.thinking)
-        try:
-            reply = await self.llm.complete(
-                system=self.system, messages=messages, tools=ctx.tools.specs()
-            )
-        except BaseException:
-            thumbnail.cancel()
-            raise
+        if scripted is not None:
+            reply = scripted
+        else:
+            shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
+            note = director.take_note() if director is not None else None
+            page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64, note=note)
+            # The last line of defence before a request leaves: every text and tool input scrubbed.
+            messages = self.secrets.scrub_messages(ctx.messages_for(page))
+            self.report(ctx, Phase.thinking)
+            try:
+                reply = await self.llm.complete(
+                    system=self.system, messages=messages, tools=ctx.tools.specs()
+                )
+            except BaseException:
+                thumbnail.cancel()
+                raise
         modelled = time.perf_counter()
         reply = self._scrub_reply(reply)
 
@@ -225,6 +244,7 @@ class Worker:
             error=error,
             screenshot=await thumbnail,
             timings=_timings(started, observed, asked, modelled, acted),
+            replayed=scripted is not None,
         )
         ctx.commit(step, history=history, collapsed_page=collapsed, assistant=assistant,
                    next_user_blocks=next_user_blocks, state=state)

@@ -90,6 +90,8 @@ class ElementInfo(BaseModel):
     text: str = ""  # visible text or label, truncated
     disabled: bool = False
     hidden: bool = False  # only hidden file inputs (upload targets) are kept while hidden
+    attributes: dict[str, str] = Field(default_factory=dict)  # as the tree line shows them (href, placeholder, ...)
+    context: tuple[str, ...] = ()  # the nearest enclosing tree lines, outermost first (`label "Price"`)
 
 
 class TabInfo(BaseModel):

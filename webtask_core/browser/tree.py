@@ -77,6 +77,8 @@ def _summary_line(pad: str, side: int, lines: int, interactive: int, scroller: s
     return f"{pad}- … {lines} more {noun} {where} ({interactive} interactive) — {scroll} to see them"
 
 
+_CONTEXT_KEPT = 3  # enclosing lines an element remembers (see _Stitcher.context)
+
 # The line where a scroll box's items go out of its view, or come back into it (see render).
 _VIEW_MARKERS = {-1: "(out of view above)", 0: "(in view)", 1: "(out of view below)"}
 
@@ -115,6 +117,9 @@ class _Stitcher:
         self.frame_counters: dict[str, dict[str, int]] = {}  # the numbering observe.js used per frame
         self.visited: set[str] = set()
         self.elided = [0, 0, 0, 0]  # lines above, interactive above, lines below, interactive below
+        # The lines enclosing the item being rendered (`label "Price"`, `form`, `a-3 "Shoes"`): each
+        # element keeps its nearest few, so it can be recognised again on a later visit (replay).
+        self.context: list[str] = []
 
     def run(self) -> _Stitcher:
         """Stitch every frame under its <iframe> line, starting at the main frame (key "")."""
@@ -132,7 +137,7 @@ class _Stitcher:
         elements = {
             found[0]: ElementInfo(
                 id=found[0], tag=found[1], frame_path=found[2], role=found[3], name=found[4], type=found[5],
-                text=found[6], disabled=found[7], hidden=found[8],
+                text=found[6], disabled=found[7], hidden=found[8], attributes=found[9], context=found[10],
             )
             for found in self.found
         }
@@ -196,10 +201,13 @@ class _Stitcher:
             self._frame(item, depth, pad, offset)
         else:
             text = item.get("x")
-            self.lines.append(f"{pad}- {item['t']} {_quote(text)}" if text else f"{pad}- {item['t']}")
+            head = f"{item['t']} {_quote(text)}" if text else item["t"]
+            self.lines.append(f"{pad}- {head}")
             children = item.get("c")
             if children:
+                self.context.append(head)
                 self.render(children, item.get("p"), depth + 1, frame_key, offset, scroller, view)
+                self.context.pop()
 
     def _elide(self, run: list[Any], side: int, depth: int, pad: str, frame_key: str, scroller: str | None) -> None:
         """Replace a run of siblings by one summary line, unless it is one line: that is shorter."""
@@ -280,22 +288,29 @@ class _Stitcher:
         else:
             line = f"{pad}- {element_id}"
         self.lines.append(f"{line} {_quote(text)}" if text else line)
-        self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden))
+        attributes = {pairs[i]: str(pairs[i + 1]) for i in range(0, len(pairs), 2)} if pairs else {}
+        self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden,
+                           attributes, tuple(self.context[-_CONTEXT_KEPT:])))
         if len(item) > 4:
             positions = item[5] if len(item) > 5 else None
             if len(item) > 6:  # a scroll box: its own view, for the items inside it
                 view = item[6]
+            self.context.append(f"{tag} {_quote(text)}" if text else tag)
             self.render(item[4], positions, depth + 1, frame_key, offset, element_id if scrollable else scroller, view)
+            self.context.pop()
 
     def _frame(self, item: dict[str, Any], depth: int, pad: str, offset: float) -> None:
         title = item.get("x")
-        self.lines.append(f"{pad}- iframe {_quote(title)}" if title else f"{pad}- iframe")
+        head = f"iframe {_quote(title)}" if title else "iframe"
+        self.lines.append(f"{pad}- {head}")
         key = item.get("k")
         child = self.frames.get(key) if key else None
         if child is not None and key not in self.visited:
             self.visited.add(key)
             # The child frame measured from its own viewport: shift it to where the <iframe> sits.
+            self.context.append(head)
             self.render(child.items, child.positions, depth + 1, key, offset + item.get("y", 0), None)
+            self.context.pop()
 
 
 def _holds_frame(items: list[Any], holding: set[str], forced: set[int]) -> bool:

@@ -1,0 +1,80 @@
+"""Where replay scripts are kept: the session store's ``scripts/`` folder or S3 prefix, one JSON
+document per script key. Listing and deleting them is one command each (``webtask scripts``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from webtask_core.errors import ConfigError, SessionFormatError
+from webtask_core.replay.script import SCRIPT_SCHEMA_VERSION, ReplayScript
+
+if TYPE_CHECKING:
+    from webtask_core.storage import SessionStore
+
+__all__ = ["ScriptStore", "script_key", "SCRIPTS_FOLDER"]
+
+SCRIPTS_FOLDER = "scripts"
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def script_key(job: str, host: str, version: str | int = 1) -> str:
+    """The key of "the same job": what the caller calls it (a template's name), the site's host and a
+    version the caller bumps to start afresh — never the values. ``listing-task.shop-example-com.v1``."""
+    parts = []
+    for name, value in (("job", job), ("host", host), ("version", version)):
+        slug = _SLUG.sub("-", str(value).casefold()).strip("-")
+        if not slug:
+            raise ConfigError(f"replay {name}", f"must name something, got {value!r}")
+        parts.append(slug)
+    key = f"{parts[0][:48]}.{parts[1][:48]}.v{parts[2][:16]}"
+    raw = f"{job}\n{host}\n{version}"
+    if key != raw:  # slugging lost characters: a short hash keeps different jobs apart
+        key += "-" + hashlib.sha256(raw.encode()).hexdigest()[:6]
+    return key
+
+
+class ScriptStore:
+    """``ScriptStore(session_store)``: scripts beside the sessions (in its ``scripts/`` child)."""
+
+    def __init__(self, sessions: "SessionStore"):
+        self.backend = sessions.child(SCRIPTS_FOLDER)
+
+    def __repr__(self) -> str:
+        return f"ScriptStore({self.backend!r})"
+
+    def location(self, key: str) -> str:
+        return self.backend.location(key)
+
+    def load(self, key: str) -> ReplayScript | None:
+        """The script, or None. A corrupt one or one of another schema version is a
+        :class:`SessionFormatError` naming it (and left in place)."""
+        raw = self.backend.read_bytes(key)
+        if raw is None:
+            return None
+        where = f"replay script {key!r} at {self.location(key)}"
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SessionFormatError(f"{where} is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict) or data.get("schema_version") != SCRIPT_SCHEMA_VERSION:
+            version = data.get("schema_version") if isinstance(data, dict) else None
+            raise SessionFormatError(f"{where} has schema_version {version!r}; this version reads "
+                                     f"{SCRIPT_SCHEMA_VERSION}. Delete it to record it afresh.")
+        try:
+            return ReplayScript.model_validate(data)
+        except ValidationError as exc:
+            raise SessionFormatError(f"{where} is malformed: {exc}") from exc
+
+    def save(self, script: ReplayScript) -> None:
+        self.backend.write_bytes(script.key, script.model_dump_json(indent=1).encode())
+
+    def delete(self, key: str) -> bool:
+        return self.backend.delete(key)
+
+    def keys(self) -> list[str]:
+        return self.backend.keys()
