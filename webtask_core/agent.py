@@ -43,8 +43,8 @@ from webtask_core.worker import Worker, WorkerOptions
 
 if TYPE_CHECKING:
     from webtask_core.browser import Browser, BrowserConfig, BrowserTab
-    from webtask_core.replay import Replay
     from webtask_core.browser.runtime import BrowserRuntime
+    from webtask_core.replay import Replay
 
 __all__ = ["Agent", "AgentResult", "StepOutcome", "check_start_url"]
 
@@ -185,7 +185,7 @@ class Agent:
         max_steps: int = 20,
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
-        replay: "Replay | None" = None,
+        replay: Replay | None = None,
     ) -> AgentResult:
         """Run a task to its end; with persist_context it continues the last task's conversation.
 
@@ -206,7 +206,7 @@ class Agent:
         max_steps: int = 20,
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
-        replay: "Replay | None" = None,
+        replay: Replay | None = None,
     ) -> TaskContext:
         """Start a task for step-by-step use with :meth:`run_step` (replaces an unfinished one)."""
         previous = self.last_session if self.persist_context else None

@@ -213,7 +213,7 @@ class SessionStore(ABC):
         """The keys that have a document, sorted."""
 
     @abstractmethod
-    def child(self, name: str) -> "SessionStore":
+    def child(self, name: str) -> SessionStore:
         """A store of the same kind in a sub-folder (sub-prefix) ``name`` of this one (replay
         scripts live in ``scripts/`` beside the sessions)."""
 
@@ -284,7 +284,7 @@ class LocalSessionStore(SessionStore):
     def keys(self) -> list[str]:
         return sorted(path.stem for path in self.folder.glob("*.json") if SESSION_KEY_PATTERN.fullmatch(path.stem))
 
-    def child(self, name: str) -> "LocalSessionStore":
+    def child(self, name: str) -> LocalSessionStore:
         return LocalSessionStore(self.folder / validate_session_key(name))
 
 
@@ -359,7 +359,7 @@ class S3SessionStore(SessionStore):
             raise ConfigError("session store", f"cannot list s3://{self.bucket}/{self.prefix}: {exc}") from exc
         return sorted(found)
 
-    def child(self, name: str) -> "S3SessionStore":
+    def child(self, name: str) -> S3SessionStore:
         return S3SessionStore(self.client, self.bucket, self.prefix + validate_session_key(name))
 
     def _client_error(self, exc: Any, session_key: str) -> ConfigError:

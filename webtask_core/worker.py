@@ -42,7 +42,7 @@ SessionProvider = Callable[[], "BrowserTab"]
 class Director(Protocol):
     """Decides a step instead of the model when it can (replay: webtask_core.replay.Replayer)."""
 
-    def decide(self, observation: "Observation") -> ModelReply | None:
+    def decide(self, observation: Observation) -> ModelReply | None:
         """The reply to act on for this page, or None to ask the model."""
 
     def take_note(self) -> str | None:
@@ -134,7 +134,7 @@ class Worker:
             tools=self.tools,
         )
 
-    async def step(self, ctx: TaskContext, *, director: "Director | None" = None) -> Step:
+    async def step(self, ctx: TaskContext, *, director: Director | None = None) -> Step:
         """Observe, one model call, act, record. Raises TransientError with the context untouched.
 
         An exception leaving the step never shows a secret value (Playwright may quote typed text)."""
@@ -146,7 +146,7 @@ class Worker:
                 raise
         raise redacted  # outside the except block, so the original is not chained as its context
 
-    async def _step(self, ctx: TaskContext, director: "Director | None" = None) -> Step:
+    async def _step(self, ctx: TaskContext, director: Director | None = None) -> Step:
         if ctx.finished:
             raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
         started = time.perf_counter()
