@@ -163,8 +163,8 @@ async def run_webtask(
 
         session = await task_run.finish()
         if session_key and store is not None:
-            state, url = await browser.final_state()
-            url = url or session.final_url
+            state, live_url = await browser.final_state()
+            url: str | None = live_url or session.final_url
             # A GET form can put a secret in the URL, a site can keep it in a cookie: neither is stored.
             if url and worker.secrets.contains(url):
                 url = None
@@ -267,7 +267,7 @@ async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
             values[name] = env_value
             continue
         try:
-            block = await Secret.aload(block_name)
+            block: Secret[Any] = await Secret.aload(block_name)
         except ValueError as exc:
             raise ConfigError("secrets", f"{name!r}: no Secret block named {block_name!r} ({exc})") from exc
         value = block.get()

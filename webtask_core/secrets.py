@@ -374,6 +374,7 @@ class RedactingFilter(logging.Filter):
 
 def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...]]:
     domains: tuple[str, ...] = ()
+    value: object
     if isinstance(raw, SecretValue):
         value, domains = raw.value.get_secret_value(), raw.domains
     elif isinstance(raw, SecretStr):
@@ -382,7 +383,7 @@ def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...]]:
         parsed = SecretValue.model_validate(raw)
         value, domains = parsed.value.get_secret_value(), parsed.domains
     else:
-        value = raw  # type: ignore[assignment]
+        value = raw
     if not isinstance(value, str) or not value.strip():
         raise ConfigError("secrets", f"{name!r} must have a non-empty string value")
     if len(value) < MIN_SECRET_CHARS:

@@ -147,8 +147,8 @@ class Worker:
         raise redacted  # outside the except block, so the original is not chained as its context
 
     async def _step(self, ctx: TaskContext, director: Director | None = None) -> Step:
-        if ctx.finished:
-            raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
+        if ctx.status is not None:  # ctx.finished, in a form the type checker follows
+            raise RuntimeError(f"the task is already finished ({ctx.status.value})")
         started = time.perf_counter()
         index = ctx.next_index
         tab = self.tab

@@ -93,7 +93,7 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
     )
     from rich.live import Live
 
-    rows: dict[str, tuple[str, int]] = dict.fromkeys(skus, ("waiting", 0))
+    rows: dict[str, tuple[str | None, int]] = dict.fromkeys(skus, ("waiting", 0))
     async with get_client() as client:
         with Live(_table(rows, titles, shop), console=console, refresh_per_second=4, transient=False) as live:
             parent_id = None
@@ -122,7 +122,7 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
     console.print()
 
 
-def _table(rows: dict[str, tuple[str, int]], titles: dict[str, str], shop: Any) -> Any:
+def _table(rows: dict[str, tuple[str | None, int]], titles: dict[str, str], shop: Any) -> Any:
     from rich.table import Table
 
     table = Table(title="batch-listing-upload", expand=False)
@@ -130,7 +130,7 @@ def _table(rows: dict[str, tuple[str, int]], titles: dict[str, str], shop: Any) 
         table.add_column(column)
     for sku, (state, steps) in rows.items():
         listed = shop.listing_by_sku(sku)
-        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red"}.get(state, "dim")
+        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red"}.get(state or "", "dim")
         table.add_row(sku, titles[sku], f"[{colour}]{state}[/{colour}]", str(steps or ""),
                       urlsplit(listed[0].url).path if listed else "")
     return table
@@ -171,7 +171,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
 
     started = time.perf_counter()
     owned_workdir = options.workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="webtask-demo-")) if owned_workdir else Path(options.workdir)
+    workdir = Path(tempfile.mkdtemp(prefix="webtask-demo-")) if options.workdir is None else Path(options.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     use_claude = bool(os.environ.get("ANTHROPIC_API_KEY"))
     try:
@@ -187,7 +187,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
             if fake is not None:
                 fake.start()
                 os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = fake.base_url, "offline-demo"
-            console.print("[bold]Model[/bold]: " + ("Claude (ANTHROPIC_API_KEY is set)" if use_claude
+            console.print("[bold]Model[/bold]: " + ("Claude (ANTHROPIC_API_KEY is set)" if fake is None
                                                     else f"the scripted offline model at {fake.base_url}"))
             try:
                 console.print("[dim]Starting Prefect (the embedded server takes a few seconds)...[/dim]")

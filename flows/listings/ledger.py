@@ -121,7 +121,7 @@ async def _s3_bucket_block(uri: str) -> Any:
         raise ConfigError("ledger", f"{uri!r} must look like s3://bucket or s3://bucket/prefix")
     settings = WebtaskSettings.from_env()
     if settings.aws_credentials_block:
-        credentials = await AwsCredentials.aload(settings.aws_credentials_block)
+        credentials: AwsCredentials = await AwsCredentials.aload(settings.aws_credentials_block)
     else:
         credentials = AwsCredentials()
     if settings.s3_endpoint_url and not credentials.aws_client_parameters.endpoint_url:

@@ -163,6 +163,7 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     logger = get_run_logger()
     store = await get_session_store()
     key = plan.session_key
+    problem: str | None
     try:
         stored = await load_session(key, store=store)
     except SessionFormatError as exc:
@@ -170,8 +171,8 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     else:
         problem = stored_login_problem(stored, site_url=plan.parameters["start_url"],
                                        max_age=timedelta(minutes=plan.max_age_minutes))
-    if problem is None:
-        logger.info("Reusing the stored login %r (saved %s)", key, stored.saved_at.isoformat())  # type: ignore[union-attr]
+    if problem is None and stored is not None:  # (no stored login is a problem too)
+        logger.info("Reusing the stored login %r (saved %s)", key, stored.saved_at.isoformat())
         done: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         done.set_result(key)
         return done

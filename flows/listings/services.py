@@ -71,7 +71,7 @@ def running_services(options: ServicesOptions) -> Iterator[Services]:
     from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
 
     owned = options.workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if owned else Path(options.workdir)
+    workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if options.workdir is None else Path(options.workdir)
     try:
         with ExitStack() as stack:
             try:

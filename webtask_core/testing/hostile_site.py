@@ -64,6 +64,7 @@ class HostileSite:
     @property
     def origin(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET address (typeshed allows bytes too)
         return f"http://{host}:{port}"
 
     def url(self, path: str) -> str:

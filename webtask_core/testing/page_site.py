@@ -39,6 +39,7 @@ class PageSite:
                 site.bodies.append(body)
                 parts = urlsplit(self.path)
                 page = site.pages.get(parts.path)
+                headers: dict[str, str]
                 if page is None:
                     status, html, headers = 404, "<h1>Not found</h1>", {}
                 elif callable(page):

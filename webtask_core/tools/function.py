@@ -67,7 +67,7 @@ class FunctionTool(Tool):
         if not callable(function):
             raise ConfigError("tools", f"expected a function, got {type(function).__name__}")
         self.function = function
-        self.name = name or getattr(function, "__name__", "")
+        self.name = name or str(getattr(function, "__name__", ""))
         if not _NAME.match(self.name):
             raise ConfigError("tools", f"tool name {self.name!r} must be 1-64 letters, digits, _ or -")
         summary, arg_docs = parse_docstring(inspect.getdoc(function))

@@ -166,7 +166,8 @@ class ListingStore:
                 (draft.owner, draft.sku, draft.title, draft.description, draft.price, draft.category,
                  draft.condition, _now(), draft.id),
             )
-            listing_id = int(cursor.lastrowid)
+            listing_id = cursor.lastrowid
+            assert listing_id is not None  # set by the INSERT
             folder = self._uploads / str(listing_id)
             folder.mkdir()
             for position, filename in enumerate(draft.photo_names):
