@@ -102,7 +102,7 @@ def step_markdown(step: Step, *, secrets: SecretValues | None = None, attempts: 
     (at ``image_url`` when the picture was stored elsewhere, else inline)."""
     mask = (secrets or SecretValues()).scrub
     lines = [f"### Step {step.index}" + (f" — {_one_line(step.title)}" if step.title.strip() else ""), ""]
-    lines += [f"Page: {_code(step.url)}", ""]
+    lines += [f"Page: {_code(step.url)}  ", f"Decided by: **{step.decided_by}**", ""]
     if step.model_text.strip():
         lines += [f"> {line}" if line.strip() else ">" for line in step.model_text.strip().splitlines()]
         lines.append("")
@@ -150,6 +150,7 @@ def steps_table(
             "url": mask(step.url),
             "actions": mask(_clip(step.summary(), _MAX_MESSAGE_CHARS)),
             "ok": step.ok and step.error is None,
+            "decided_by": step.decided_by,
             "input_tokens": step.usage.input_tokens,
             "output_tokens": step.usage.output_tokens,
             "model_ms": round(step.timings.model_ms),
@@ -178,10 +179,15 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
         f"| Status | {status} |",
         f"| Steps | {result.steps} of {result.max_steps} |",
         f"| Tokens | {result.tokens} ({_tokens(result.usage)}) |",
+        f"| Model calls | {result.model_calls} |",
         f"| Time | {result.duration_s:.1f} s |",
         f"| Step retries | {result.step_retries} |",
         f"| Browser relaunches | {result.browser_relaunches} |",
     ]
+    if result.replay_key:
+        lines.append(f"| Replay | {result.replay}: {result.replayed_steps} step(s) replayed without the model "
+                     f"(script {_code(result.replay_key)}) |")
+        lines += [f"| Model took over | {_one_line(reason)} |" for reason in result.replay_handovers[:3]]
     if result.session_key:
         lines.append(f"| Session key | {_code(result.session_key)} |")
     if result.final_url:
@@ -201,7 +207,7 @@ async def publish_step_artifact(step: Step, *, secrets: SecretValues | None = No
     from prefect.context import FlowRunContext
 
     mask = (secrets or SecretValues()).scrub
-    description = mask(_clip(f"Step {step.index}: {step.summary()}", 500))
+    description = mask(_clip(f"Step {step.index} ({step.decided_by}): {step.summary()}", 500))
     image_url = None
     context = FlowRunContext.get()
     if screenshots is not None and step.screenshot and context is not None and context.flow_run is not None:

@@ -11,6 +11,9 @@ A task (one ``run-webtask`` run) ends with exactly one of:
 
 (A listing batch adds ``webtask.batch.completed|failed``: webtask_flows.listings.events.)
 
+A run with ``replay`` that saved a script emits ``webtask.script.recorded`` (there was none) or
+``webtask.script.repaired`` (the site changed and the model found the way: worth a look).
+
 The primary resource is ``webtask.task.<flow run id>``, named
 after what a person recognises (``listing NIGHT-003``, the task's first line, the manifest). Related
 resources name the flow run, and — for a batch's listing — the listing (``webtask.listing.<SKU>``,
@@ -33,6 +36,7 @@ __all__ = [
     "emit_task_event",
     "clip_text",
     "current_flow_run",
+    "emit_script_event",
 ]
 
 TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
@@ -146,3 +150,22 @@ def emit_task_event(
             payload[key] = value
     payload.update(extra or {})
     return emit_event(event=name, resource=resource, related=_related(run_id, run_name, labels), payload=payload)
+
+
+def emit_script_event(
+    outcome: str, *, key: str, revision: int, steps: int, handovers: list[str], task: str,
+    labels: Mapping[str, str] | None = None,
+) -> Any:
+    """``webtask.script.recorded|repaired`` for the current flow run: the script ``key`` saved at
+    ``revision``; ``handovers`` say where the model took over (what changed on the site)."""
+    from prefect.events import emit_event
+
+    labels = {key_: str(value) for key_, value in (labels or {}).items() if value is not None}
+    run_id, run_name = current_flow_run()
+    if run_id is None:
+        raise ConfigError("flow_run_id", "not called inside a flow run")
+    resource = {"prefect.resource.id": f"webtask.script.{key}", "prefect.resource.name": f"replay script {key}"}
+    payload = {**labels, "key": key, "revision": revision, "steps": steps, "flow_run_id": run_id,
+               "task": clip_text(task, 300), "handovers": [clip_text(reason, 500) for reason in handovers[:5]]}
+    return emit_event(event=f"webtask.script.{outcome}", resource=resource,
+                      related=_related(run_id, run_name, labels), payload=payload)

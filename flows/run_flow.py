@@ -42,7 +42,8 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.events import emit_task_event
+from webtask_flows.events import emit_script_event, emit_task_event
+from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
 from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 from webtask_flows.run_signals import note_run_started, wait_for_announced_session
@@ -81,6 +82,7 @@ async def run_webtask(
     login_session_key: str | None = None,
     block_requests: bool = False,
     labels: dict[str, str] | None = None,
+    replay: ReplaySpec | None = None,
 ) -> WebtaskResult:
     """Run one web task with the agent.
 
@@ -103,6 +105,10 @@ async def run_webtask(
         labels: what this run is part of, carried into its events and summary artifact: ``sku`` (a
             listing: its summary is keyed by it), ``batch_flow_run_id`` and ``batch_name`` (the
             batch's run), ``name`` (what to call the task in alerts); other keys go in the payload.
+        replay: replay the script stored under ``replay.key`` with this run's ``replay.params``: steps
+            whose page and elements still match run without the model; where the site differs the
+            model takes over, and a completed run records (or repairs) the script. Scripts live in
+            the session store's ``scripts/`` (see :mod:`webtask_flows.replay_scripts`).
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
     ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`webtask_flows.run_result`.
@@ -111,6 +117,8 @@ async def run_webtask(
     logger = get_run_logger()
     allowed = _check_parameters(task, start_url, resources, session_key, allowed_domains, login_session_key,
                                 model=model, output_schema=output_schema, labels=labels)
+    if replay is not None:
+        replay.check()
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
     secret_values = await load_secrets(secrets)
     options = WorkerOptions(
@@ -149,7 +157,11 @@ async def run_webtask(
         scrub = worker.secrets.scrub  # everything logged, stored or shown is scrubbed of the values
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
-        task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url)
+        replaying = None
+        if replay is not None:
+            scripts = await get_script_store(store or await get_session_store())
+            replaying = replay.replay(scripts, source=f"flow run {flow_run_id}" if flow_run_id else "")
+        task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots)
         run_step = step_task()
@@ -177,7 +189,11 @@ async def run_webtask(
     # Here the browser is closed, the resource folder removed and the session key released.
 
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
-                     flow_run_id=flow_run_id, relaunches=relaunches)
+                     flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None)
+    if task_run.saved_script is not None and replay is not None:
+        emit_script_event(task_run.replay_outcome, key=replay.key, revision=task_run.saved_script.revision,
+                          steps=len(task_run.saved_script.steps), handovers=result.replay_handovers,
+                          task=task, labels=labels)
     await publish_run_artifacts(result, session.steps, task=task,
                                 attempts=step_run.attempts, task_ms=task_ms, secrets=worker.secrets, labels=labels)
     emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
@@ -286,8 +302,10 @@ def _result(
     session_key: str | None,
     flow_run_id: str | None,
     relaunches: int,
+    replay_key: str | None = None,
 ) -> WebtaskResult:
     attempts, scrub = step_run.attempts, step_run.secrets.scrub
+    task_run = step_run.task_run
     snapshot_ms = step_run.task_run.snapshot_ms
     timings = [
         StepTiming(
@@ -296,7 +314,7 @@ def _result(
             model_ms=step.timings.model_ms, act_ms=step.timings.act_ms, step_ms=step.timings.total_ms,
             snapshot_ms=snapshot_ms.get(step.index, 0.0),
             artifact_ms=step_run.artifact_ms.get(step.index, 0.0),
-            task_ms=task_ms.get(step.index, 0.0),
+            task_ms=task_ms.get(step.index, 0.0), replayed=step.replayed,
         )
         for step in session.steps
     ]
@@ -315,4 +333,9 @@ def _result(
         flow_run_id=flow_run_id,
         step_retries=sum(count - 1 for count in attempts.values()),
         browser_relaunches=relaunches,
+        model_calls=sum(1 for step in session.steps if step.asked_model),
+        replayed_steps=task_run.replayed_steps,
+        replay=task_run.replay_outcome if replay_key else "none",
+        replay_key=replay_key,
+        replay_handovers=[scrub(reason) for reason in (task_run.replayer.handovers if task_run.replayer else [])],
     )

@@ -42,6 +42,7 @@ class StepTiming(BaseModel):
     snapshot_ms: float = 0.0  # saving cookies / local storage / URL for a relaunch
     artifact_ms: float = 0.0  # publishing the step's artifact
     task_ms: float = 0.0  # the whole step task as the flow awaited it: Prefect, retries, artifacts
+    replayed: bool = False  # decided by a replay script, not the model
 
 
 class WebtaskResult(BaseModel):
@@ -61,6 +62,11 @@ class WebtaskResult(BaseModel):
     flow_run_id: str | None = None
     step_retries: int = 0
     browser_relaunches: int = 0
+    model_calls: int = 0  # steps the model decided (retried calls not counted)
+    replayed_steps: int = 0  # steps a replay script decided, with no model call
+    replay: str = "none"  # with the replay parameter: replayed, repaired, recorded, handed_over, none
+    replay_key: str | None = None
+    replay_handovers: list[str] = Field(default_factory=list)  # where and why the model took over
 
     @property
     def ok(self) -> bool:

@@ -83,6 +83,16 @@ class Step(BaseModel):
     def ok(self) -> bool:
         return all(call.ok for call in self.tool_calls)
 
+    @property
+    def asked_model(self) -> bool:
+        """The model decided this step (not a replay script, nor a stop before any call)."""
+        return not self.replayed and bool(self.usage.total_tokens or self.model_text or self.tool_calls)
+
+    @property
+    def decided_by(self) -> str:
+        """``replayed``, ``model``, or ``none`` (a stop before any call): what step artifacts show."""
+        return "replayed" if self.replayed else "model" if self.asked_model else "none"
+
     def summary(self) -> str:
         """One line: the tools called and their results (used by the CLI and artifacts)."""
         if not self.tool_calls:

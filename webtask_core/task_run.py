@@ -37,9 +37,10 @@ __all__ = ["TaskRun", "ReplayOutcome"]
 
 logger = logging.getLogger(__name__)
 
-# What a run with a Replay did with its script: replayed it all, repaired it (the model took over
-# somewhere), recorded it (there was none), or none of those (not completed, or recording off).
-ReplayOutcome = Literal["replayed", "repaired", "recorded", "none"]
+# What a run with a Replay did with its script: replayed it all, repaired it (the site changed and
+# the model took over), recorded it (there was none), handed over (the model took over where this
+# item differed, e.g. it was listed already: the script stays), or none (no script used or saved).
+ReplayOutcome = Literal["replayed", "repaired", "recorded", "handed_over", "none"]
 
 
 class TaskRun:
@@ -82,7 +83,9 @@ class TaskRun:
     def replay_outcome(self) -> ReplayOutcome:
         if self.saved_script is not None:
             return "recorded" if self.replayer is None else "repaired"
-        if self.replayer is not None and self.replayer.replayed and not self.replayer.handed_over:
+        if self.replayer is not None and self.replayer.handed_over:
+            return "handed_over"
+        if self.replayer is not None and self.replayer.replayed:
             return "replayed"
         return "none"
 
@@ -156,8 +159,8 @@ class TaskRun:
         replay, recorder, replayer = self.replay, self.recorder, self.replayer
         if replay is None or recorder is None or record.status is not WorkerStatus.completed:
             return
-        if replayer is not None and not replayer.handed_over:
-            return  # replayed as it was: nothing new to keep
+        if replayer is not None and not replayer.site_changed:
+            return  # replayed as it was, or the model handled what differs for this item only
         revision = replayer.script.revision + 1 if replayer is not None else 1
         # The recorder keeps placeholders, never values; scrubbing is the last check before storing.
         script = self.worker.secrets.scrub_model(recorder.script(replay.key, revision=revision, source=replay.source))

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from webtask_flows.listings.models import ListingResult
 
-__all__ = ["BatchProgress", "publish_summary", "summary_rows", "summary_line"]
+__all__ = ["BatchProgress", "publish_summary", "summary_rows", "summary_line", "model_calls_line"]
 
 _FEEDBACK_CHARS = 200
 
@@ -66,6 +66,9 @@ def summary_rows(results: Sequence[ListingResult]) -> list[dict[str, Any]]:
             "feedback": feedback,
             "listing_url": result.listing_url or "",
             "steps": result.steps,
+            "model calls": result.model_calls,
+            "replayed steps": result.replayed_steps,
+            "replay": result.replay,
             "tokens": result.tokens,
             "fresh input tokens": result.fresh_input_tokens,
             "cached input tokens": result.usage.cache_read_tokens,
@@ -84,6 +87,17 @@ def _failures_line(results: Sequence[ListingResult]) -> str:
     return f"{len(failed)} did not complete — {shown}{more}. "
 
 
+def model_calls_line(results: Sequence[ListingResult]) -> str:
+    """``Model calls: 14 made, 152 saved by replay (steps replayed). ``; empty without replay."""
+    run = [result for result in results if not result.skipped]
+    saved = sum(result.replayed_steps for result in run)
+    if not saved and all(result.replay == "none" for result in run):
+        return ""
+    repaired = sum(1 for result in run if result.replay == "repaired")
+    return (f"Model calls: {sum(result.model_calls for result in run)} made, {saved} saved by replay"
+            + (f"; the replay script was repaired {repaired} time(s)" if repaired else "") + ". ")
+
+
 async def publish_summary(key: str, results: Sequence[ListingResult], *, source: str) -> UUID:
     """The summary table artifact of one batch run; its description names the failures first."""
     from prefect.artifacts import acreate_table_artifact
@@ -91,5 +105,5 @@ async def publish_summary(key: str, results: Sequence[ListingResult], *, source:
     return await acreate_table_artifact(
         table=summary_rows(results), key=key,
         description=(f"{_failures_line(results)}Batch listing upload of `{source}`: "
-                     f"{summary_line(results, len(results))}")[:2000],
+                     f"{summary_line(results, len(results))}. {model_calls_line(results)}")[:2000],
     )

@@ -35,7 +35,7 @@ from webtask_flows.listings.login import plan_login, start_shared_login
 from webtask_flows.listings.manifest import BatchInput, load_batch_input
 from webtask_flows.listings.models import ListingResult
 from webtask_flows.listings.records import ListingRecord
-from webtask_flows.listings.runs import FanOut, ListingJob, plan_jobs, run_listing
+from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, run_listing
 from webtask_flows.run_signals import SubflowStarts, announce_session
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
@@ -100,6 +100,8 @@ async def batch_listing_upload(
     batch_id: str | None = None,
     login_task_template: str | None = None,
     login_max_age_minutes: float = 60,
+    replay: bool = False,
+    replay_version: str = "1",
 ) -> list[ListingResult]:
     """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
 
@@ -125,6 +127,13 @@ async def batch_listing_upload(
             ``login_task.yaml``).
         login_max_age_minutes: a stored login younger than this is reused without logging in
             (0: log in on every batch).
+        replay: learn the listing flow once and replay it: the first listing that completes records a
+            script of its steps (in the session store's ``scripts/``); later listings replay it with
+            their own values and no model calls, the model taking over only where the site changed
+            (and then repairing the script). One script per task template, site host and version.
+            Listings run one at a time until one completes with a script that fits the site (the
+            first recording, a clean replay, or a repair), then side by side.
+        replay_version: bump it to record the script afresh (e.g. after changing the template).
     """
     logger = get_run_logger()
     _check_parameters(site_url, max_concurrency, fan_out, max_steps=max_steps, model=model)
@@ -133,6 +142,7 @@ async def batch_listing_upload(
     jobs = plan_jobs(
         batch.listings, site_url=site_url, username=username, password_secret=password_secret,
         task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
+        replay_key=listing_script_key(task_template, site_url, replay_version) if replay else None,
     )
     login = plan_login(
         site_url=site_url, username=username, password_secret=password_secret, template=login_task_template,
@@ -174,7 +184,7 @@ async def batch_listing_upload(
 
     labels = _batch_labels()
 
-    async def run_one(job: ListingJob, login_key: str | None) -> None:
+    async def run_one(job: ListingJob, login_key: str | None) -> ListingResult:
         async with gate:
             result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                        login_session_key=login_key, starts=starts, labels=labels)
@@ -182,12 +192,24 @@ async def batch_listing_upload(
             if result.status == "completed":
                 await _remember(book, job, result)
             await settle(result)
+            return result
+
+    async def run_all(queue: list[ListingJob], login_key: str | None) -> None:
+        """With replay, listings run one at a time until one completes with a script that fits the
+        site as it is today (recorded, replayed or repaired): the model learns or repairs the flow
+        once, then the rest replay it side by side."""
+        queue = list(queue)
+        while replay and queue:
+            result = await run_one(queue.pop(0), login_key)
+            if result.status == "completed" and result.replay in ("recorded", "replayed", "repaired"):
+                break
+        await asyncio.gather(*(run_one(job, login_key) for job in queue))
 
     if pending and fan_out == "deployments":  # workers read the login from the store: submit once it is there
         logged_in = await start_shared_login(login, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                              labels=labels)
         login_key = await logged_in
-        await asyncio.gather(*(run_one(job, login_key) for job in pending))
+        await run_all(pending, login_key)
     elif pending:
         # One Chromium for the login and every listing (a context each), closed here. The listings
         # start while the login runs and wait for it just before opening their context.
@@ -196,7 +218,7 @@ async def batch_listing_upload(
                                                  starts=starts, labels=labels)
             try:
                 with announce_session(login.session_key, logged_in):
-                    await asyncio.gather(*(run_one(job, login.session_key) for job in pending))
+                    await run_all(pending, login.session_key)
             finally:  # normally long done: every listing waited for it
                 if not logged_in.done():
                     logged_in.cancel()

@@ -11,8 +11,11 @@ from pathlib import Path
 import typer
 
 from webtask_core.cli import app
+from webtask_flows.scripts_cli import scripts_app
 
 __all__ = ["app"]
+
+app.add_typer(scripts_app, name="scripts")
 
 
 def _require_demo_extra(command: str) -> None:

@@ -5,7 +5,7 @@ key derived from both, in the session store: ``WEBTASK_SESSION_STORE``, a folder
 prefix that fan-out workers must share). When it is usable — saved less than
 ``login_max_age_minutes`` ago by a login task that completed, with unexpired cookies for the site —
 nothing happens. Otherwise the stale document is removed and one ``run-webtask`` run named "login"
-(the ``prompts/login_task.yaml`` task, with the key as its ``session_key``) logs in and saves the
+(the ``flows/listings/prompts/login_task.yaml`` task, with the key as its ``session_key``) logs in and saves the
 storage state. Each listing gets ``login_session_key``: its browser context starts from that
 storage state, read only, so listings never wait for one another. In the batch's process the
 listings start while the login runs (``webtask_flows.run_signals.announce_session``) and wait for it only just before

@@ -41,6 +41,9 @@ class ListingResult(BaseModel):
     skipped: bool = False  # True: found in the ledger, not run again by this batch
     flow_run_id: str | None = None  # the run-webtask run that did the work (an earlier one when skipped)
     content_hash: str | None = None
+    model_calls: int = 0  # steps the model decided
+    replayed_steps: int = 0  # steps a replay script decided: model calls saved
+    replay: str = "none"  # replayed, repaired, recorded, handed_over, none (see webtask_core.task_run)
     finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property

@@ -210,6 +210,26 @@ def load_task_template(template: str | None = None) -> jinja2.Template:
         raise ConfigError("task_template", f"not a valid Jinja2 template: {error}") from error
 
 
+def listing_fields(listing: ListingRecord, *, photo_names: list[str], site_url: str, username: str,
+                   password: str) -> dict[str, Any]:
+    """The values a listing's task is rendered from (a replay's parameters: the same names)."""
+    data = listing.listing_data(photo_names=photo_names)
+    data.update(username=username, password=password, site_url=site_url)
+    return data
+
+
+def template_name(template: str | None) -> str:
+    """What a task template is called in a replay key: the packaged one's or a file's stem, else a
+    hash of its text (another text is another job)."""
+    from pathlib import Path
+
+    if template is None:
+        return Path(_DEFAULT_TEMPLATE).stem
+    if "\n" not in template and Path(template).suffix in (".yaml", ".yml", ".j2", ".jinja", ".txt"):
+        return Path(template).stem
+    return "template-" + hashlib.sha256(template.encode()).hexdigest()[:10]
+
+
 def render_listing_task(
     template: jinja2.Template,
     listing: ListingRecord,

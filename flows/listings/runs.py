@@ -12,17 +12,33 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
+from webtask_core.replay import script_key
 from webtask_flows.listings.models import ListingOutput, ListingResult
-from webtask_flows.listings.records import ListingRecord, load_task_template, photo_resource_names, render_listing_task
+from webtask_flows.listings.records import (
+    ListingRecord,
+    listing_fields,
+    load_task_template,
+    photo_resource_names,
+    render_listing_task,
+    template_name,
+)
 from webtask_flows.run_signals import SubflowStarts
 from webtask_flows.subflows import run_in_own_task
 
-__all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "FanOut", "PASSWORD_PLACEHOLDER"]
+__all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "listing_script_key", "FanOut",
+           "PASSWORD_PLACEHOLDER"]
 
 FanOut = Literal["none", "deployments"]
 # The name the task template's password placeholder uses: {{secret:shop_password}}.
 PASSWORD_SECRET_NAME = "shop_password"
 PASSWORD_PLACEHOLDER = "{{secret:" + PASSWORD_SECRET_NAME + "}}"
+# What tells one listing from another on the site's pages (a search for it, its own page).
+IDENTIFYING_FIELDS = ("sku", "title")
+
+
+def listing_script_key(task_template: str | None, site_url: str, version: str) -> str:
+    """One replay script per listing template, site host and version — never per listing."""
+    return script_key(template_name(task_template), urlsplit(site_url).netloc, version)
 
 
 class ListingJob(BaseModel):
@@ -52,8 +68,12 @@ def plan_jobs(
     max_steps: int,
     model: str | None,
     allowed_domains: list[str] | None,
+    replay_key: str | None = None,
 ) -> list[ListingJob]:
-    """Render every listing's task up front, so a template error fails the batch before any run."""
+    """Render every listing's task up front, so a template error fails the batch before any run.
+
+    ``replay_key``: every listing replays (or records) the script under this key, with its own
+    fields as the replay's parameters (a SKU and title tell one listing from another)."""
     template = load_task_template(task_template)
     domains = site_domains(site_url, allowed_domains)
     jobs = []
@@ -63,6 +83,8 @@ def plan_jobs(
             template, listing, photo_names=list(resources), site_url=site_url,
             username=username, password=PASSWORD_PLACEHOLDER,
         )
+        fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
+                                username=username, password=PASSWORD_PLACEHOLDER)
         parameters = {
             "task": task,
             "start_url": site_url,
@@ -73,6 +95,8 @@ def plan_jobs(
             "allowed_domains": domains,
             "secrets": {PASSWORD_SECRET_NAME: password_secret},
         }
+        if replay_key is not None:  # only then: a deployment made before the parameter existed still works
+            parameters["replay"] = {"key": replay_key, "params": fields, "identifying": list(IDENTIFYING_FIELDS)}
         jobs.append(ListingJob(listing=listing, content_hash=listing.content_hash(), parameters=parameters))
     return jobs
 
@@ -155,7 +179,8 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
     result = ListingResult(
         sku=job.sku, status=outcome.status.value, feedback=outcome.feedback, steps=outcome.steps,
         tokens=outcome.tokens, usage=outcome.usage, flow_run_id=outcome.flow_run_id or run_id,
-        content_hash=job.content_hash,
+        content_hash=job.content_hash, model_calls=outcome.model_calls, replayed_steps=outcome.replayed_steps,
+        replay=outcome.replay,
     )
     if result.status != "completed":
         return result

@@ -58,6 +58,8 @@ async def test_missing_secret_block_is_named(flow_env, shop, monkeypatch):
     ({"output_schema": {"type": "object", "properties": {"x": {"type": "no-such-type"}}}}, "output_schema"),
     ({"allowed_domains": ["https://shop.example/path"]}, "allowed_domains"),
     ({"secrets": {"shop_password": "env:WEBTASK_TEST_UNSET_VARIABLE"}}, "WEBTASK_TEST_UNSET_VARIABLE"),
+    ({"replay": {"key": "../scripts", "params": {}}}, "replay.key"),
+    ({"replay": {"key": "job.host.v1", "params": {"sku": "A-1"}, "identifying": ["title"]}}, "replay.identifying"),
 ])
 async def test_bad_parameters_are_named(flow_env, shop, monkeypatch, parameters, named):
     state = await _failed_run(monkeypatch, shop, **parameters)

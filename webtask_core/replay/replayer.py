@@ -38,6 +38,9 @@ class Replayer:
         self.position = 0  # the next scripted step
         self.replayed = 0  # steps replayed in this run
         self.handovers: list[str] = []  # why the model took over, each time it did
+        # Whether a handover was for a change of the site (the repaired run is worth keeping), not of
+        # this item (already listed: the script stays for the next item).
+        self.site_changed = False
         self._handed_over_on: PageSignature | None = None  # the page where the model took over
         self._handed_over_step = -1  # the scripted step it took over
         self._pending_note: str | None = None
@@ -45,11 +48,11 @@ class Replayer:
     def checkpoint(self) -> tuple[Any, ...]:
         """The replay's position, to restore when the step it decided fails and is retried."""
         return (self.position, self.replayed, list(self.handovers), self._handed_over_on, self._handed_over_step,
-                self._pending_note)
+                self._pending_note, self.site_changed)
 
     def restore(self, checkpoint: tuple[Any, ...]) -> None:
         (self.position, self.replayed, handovers, self._handed_over_on, self._handed_over_step,
-         self._pending_note) = checkpoint
+         self._pending_note, self.site_changed) = checkpoint
         self.handovers = list(handovers)
 
     @property
@@ -74,7 +77,8 @@ class Replayer:
             return self._resume(page, observation)
         reply, problem = self._reply_for(self.position, page, observation)
         if reply is None:
-            self._hand_over(page, self.position, problem)
+            item_only = self.script.steps[self.position].page.only_grew(page)
+            self._hand_over(page, self.position, problem, site_changed=not item_only)
         return reply
 
     def after(self, step: Step) -> None:
@@ -121,9 +125,10 @@ class Replayer:
                     return reply
         return None
 
-    def _hand_over(self, page: PageSignature | None, index: int, problem: str) -> None:
+    def _hand_over(self, page: PageSignature | None, index: int, problem: str, *, site_changed: bool = True) -> None:
         reason = f"step {index + 1}: {problem}"
         self.handovers.append(reason)
+        self.site_changed = self.site_changed or site_changed
         self._handed_over_step = index
         self._handed_over_on = page if page is not None else PageSignature(url="", title="", kinds=())
         done = f"Steps 1-{self.replayed} of this task were replayed from a recorded run; " if self.replayed else ""

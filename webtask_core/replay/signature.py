@@ -202,6 +202,13 @@ class PageSignature(BaseModel):
             return "the page " + " and ".join(parts)
         return None
 
+    def only_grew(self, other: PageSignature) -> bool:
+        """True when ``other`` is this page about this run's item with more links — a search that
+        now finds it, a record that exists already: what the item's state is, not a site change."""
+        mine, theirs = set(self.kinds), set(other.kinds)
+        return (self.url == other.url and self.title == other.title and self.keyed and mine < theirs
+                and all(_is_link(kind) for kind in theirs - mine))
+
 
 _LINK = " -> "
 

@@ -4,6 +4,11 @@
 marketplace the way a careful model would: log in, check the SKU is not listed yet, fill the form,
 upload the photos by resource name, wait for the previews, confirm, publish, report the URL; and
 handles a log-in task (task data without a SKU): log in if needed, then complete.
+
+It reads pages rather than remembering them, so it copes with the marketplace's changed layouts
+(`marketplace.Layout`): a form field is found by its name or by the words of its label (a renamed
+"Listing headline" is still the title), a page between the form and the review that asks for a
+choice gets one and is continued, and buttons are found by their text wherever they sit.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 from .replies import Reply, ToolUse
 from .request_view import (
+    TreeElement,
     error_streak,
     find_element,
     last_tool_results,
@@ -33,6 +39,10 @@ _LISTING_PATH = re.compile(r"^/listings/(\d+)/?$")
 _LISTING_HREF = re.compile(r'href="([^"]*/listings/\d+)/?"')
 _FIELD_ERROR = re.compile(r"Error: ([^\"\n]+)")
 _REQUIRED_KEYS = ("sku", "title", "description", "price", "category", "condition", "photos")
+# Names and label words a form field may go by: a redesign renames "Title" to "Listing headline".
+_FIELD_WORDS = {"title": ("title", "headline"), "description": ("description",), "price": ("price",),
+                "category": ("category",), "sku": ("sku",)}
+_NOT_TEXT_FIELDS = ("file", "radio", "checkbox", "hidden", "submit", "button", "search")
 
 
 def _abort(reason: str) -> Reply:
@@ -91,7 +101,12 @@ class MarketplaceListingPolicy:
     - `abort_on_sku`: SKUs for which the policy aborts at once (to test failure handling).
     - `login_only`: treat every task as a log-in task — for session-persistence tests.
     - `max_failed_turns`: abort after this many replies in a row had a failing tool call.
-    - `max_form_attempts`: abort when the site rejects the form this many times.
+    - `max_form_attempts`: abort when the site rejects the form (or a page's required choice)
+      this many times.
+
+    A page that asks for a required choice before the review (radio buttons and Continue) is
+    answered from the task's key of the same name as the radio group (``"shipping": "Local
+    pickup"``), else with its first option.
     """
 
     def __init__(self, *, abort_on_sku: Iterable[str] = (), login_only: bool = False,
@@ -167,6 +182,11 @@ class _Step:
         if self.path == "/listings/new":
             return self._fill_form()
         if self.path.startswith("/listings/drafts/"):
+            # Publish if the page offers it; a step the site put before the review asks for a choice.
+            if find_element(self.tree, tag="button", text="Publish") is None:
+                step = self._answer_step()
+                if step is not None:
+                    return step
             return self._publish()
         if _LISTING_PATH.match(self.path):
             return self._report_listing()
@@ -229,8 +249,7 @@ class _Step:
         unknown = [name for name in photos if name not in resource_names(self.request)]
         if unknown:
             return _abort(f"the photos {', '.join(unknown)} are not among the resources I was given")
-        fields = {name: find_element(self.tree, name=name)
-                  for name in ("title", "description", "price", "category", "sku")}
+        fields = {name: self._form_field(name) for name in ("title", "description", "price", "category", "sku")}
         file_input = find_element(self.tree, type="file")
         missing = [name for name, element_id in fields.items() if element_id is None]
         if missing or file_input is None:
@@ -250,6 +269,56 @@ class _Step:
             ToolUse("upload", {"element_id": file_input, "resources": photos}),
             ToolUse("wait_for", {"text": ready, "timeout_s": 10}),
         ])
+
+    def _form_field(self, key: str) -> str | None:
+        """The field for the task's `key`: by its name, else by a name or label word it may go by."""
+        by_name = find_element(self.tree, name=key)
+        if by_name is not None:
+            return by_name
+        words = _FIELD_WORDS[key]
+        for element in tree_elements(self.tree):
+            if element.tag not in ("input", "textarea", "select") \
+                    or element.attributes.get("type", "").casefold() in _NOT_TEXT_FIELDS:
+                continue
+            label = f"{element.text} {element.label}".casefold()
+            if element.attributes.get("name", "").casefold() in words or any(word in label for word in words):
+                return element.id
+        return None
+
+    def _answer_step(self) -> Reply | None:
+        """Choose an option in every unanswered radio group and Continue; None if this page is not
+        such a step."""
+        continue_button = find_element(self.tree, tag="button", text="Continue")
+        if continue_button is None:
+            return None
+        if self._trailing_visits(self.path) > self.policy.max_form_attempts:
+            return _abort(f"the page at {self.path} keeps asking for a choice; I cannot get past it")
+        groups: dict[str, list[TreeElement]] = {}
+        for element in tree_elements(self.tree):
+            if element.attributes.get("type") == "radio" and element.attributes.get("name"):
+                groups.setdefault(element.attributes["name"], []).append(element)
+        uses, chosen = [], []
+        for name, options in groups.items():
+            if any(option.has("checked") for option in options):
+                continue
+            option = self._choose(name, options)
+            if option is None:
+                return _abort(f"the page offers no {name} option called {self.data[name]!r}")
+            uses.append(ToolUse("check", {"element_id": option.id, "checked": True}))
+            chosen.append(f"{name}: {option.text or option.label or option.attributes.get('value', '')}")
+        note = f"The site asks for more before the review; choosing {', '.join(chosen)}." if chosen \
+            else "The site asks for more before the review; continuing."
+        return Reply(text=note, tool_uses=[*uses, ToolUse("click", {"element_id": continue_button})])
+
+    def _choose(self, name: str, options: list[TreeElement]) -> TreeElement | None:
+        if name not in self.data:
+            return options[0]  # the task says nothing about it: the site's first choice
+        wanted = str(self.data[name]).strip().casefold()
+        for option in options:
+            if wanted in (option.text.strip().casefold(), option.label.strip().casefold(),
+                          option.attributes.get("value", "").casefold()):
+                return option
+        return None
 
     def _condition_radio(self) -> str | None:
         wanted = str(self.data["condition"]).strip().casefold()

@@ -24,9 +24,9 @@ class ListingOutput(BaseModel):
     sku: str
 
 
-def listing_task(
-    site_url: str, *, sku: str = "SHOE-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")
-) -> str:
+def listing_task(site_url: str, *, sku: str = "SHOE-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2"),
+                 **extra: Any) -> str:
+    """The listing task; `extra` adds keys to its data (e.g. ``shipping="Local pickup"``)."""
     data = {
         "sku": sku,
         "title": "Blue suede shoes",
@@ -38,6 +38,7 @@ def listing_task(
         "username": "demo",
         "password": "{{secret:shop_password}}",
         "site_url": site_url,
+        **extra,
     }
     return ("Create a listing with these two photos on the marketplace, then report its URL.\n"
             f"```json\n{json.dumps(data, indent=2)}\n```")

@@ -1,4 +1,5 @@
-"""The demo marketplace's web app: log-in, my listings with SKU search, new listing → confirm → publish."""
+"""The demo marketplace's web app: log-in, my listings with SKU search, new listing → confirm → publish;
+the pages follow `SiteState.layout` (layout.py), read afresh on every request."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .forms import CATEGORIES, CONDITIONS, ListingForm, UploadedPhoto, validate_listing_form
-from .store import ListingStore
+from .layout import SHIPPING_OPTIONS, Layout
+from .store import DraftListing, ListingStore
 
 __all__ = ["RequestRecord", "SiteState", "create_app", "SESSION_COOKIE", "CONSENT_COOKIE"]
 
@@ -44,6 +46,7 @@ class SiteState:
     store: ListingStore
     users: dict[str, str]
     preview_delay_ms: int
+    layout: Layout = field(default_factory=Layout)  # replaced whole (frozen), so a request sees one layout
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     request_log: list[RequestRecord] = field(default_factory=list)
 
@@ -107,6 +110,10 @@ def _safe_next(target: str | None) -> str:
     return target
 
 
+def _layout_json(layout: Layout) -> dict[str, Any]:
+    return {"layout": str(layout), "changes": list(layout.changes)}
+
+
 def create_app(state: SiteState) -> FastAPI:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(_HERE / "templates"))
@@ -123,7 +130,7 @@ def create_app(state: SiteState) -> FastAPI:
 
     def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         user = state.user_from_cookie(request.cookies.get(SESSION_COOKIE))
-        context.update(user=user, path=request.url.path)
+        context.update(user=user, path=request.url.path, layout=state.layout)
         return templates.TemplateResponse(request, name, context, status_code=status_code)
 
     @app.exception_handler(_LoginRequired)
@@ -175,7 +182,10 @@ def create_app(state: SiteState) -> FastAPI:
         return _form_page(request, ListingForm(), {})
 
     def _form_page(request: Request, form: ListingForm, errors: dict[str, str]) -> HTMLResponse:
-        return render(request, "new_listing.html", form=form, errors=errors,
+        title = state.layout.title_field
+        if "title" in errors:  # validation keys the title as "title"; the page names it as the layout does
+            errors = {(title.name if key == "title" else key): text for key, text in errors.items()}
+        return render(request, "new_listing.html", form=form, errors=errors, title=title,
                       categories=CATEGORIES, conditions=CONDITIONS, preview_delay_ms=state.preview_delay_ms)
 
     @app.post("/listings/new")
@@ -189,9 +199,11 @@ def create_app(state: SiteState) -> FastAPI:
                 content = await item.read()
                 if content:
                     photos.append(UploadedPhoto(Path(item.filename).name, content))
-        form = ListingForm(**{name: str(data.get(name, "")) for name in
-                              ("title", "description", "price", "category", "condition", "sku")}, photos=photos)
-        listing, errors = validate_listing_form(form)
+        title = state.layout.title_field
+        form = ListingForm(title=str(data.get(title.name, "")), photos=photos,
+                           **{name: str(data.get(name, "")) for name in
+                              ("description", "price", "category", "condition", "sku")})
+        listing, errors = validate_listing_form(form, title_noun=title.noun)
         if listing is None:
             return _form_page(request, form, errors)
         draft_id = store.save_draft(
@@ -199,14 +211,42 @@ def create_app(state: SiteState) -> FastAPI:
             price=listing.price, category=listing.category, condition=listing.condition,
             photos=[(photo.filename, photo.content) for photo in listing.photos],
         )
-        return RedirectResponse(f"/listings/drafts/{draft_id}", status_code=303)
+        next_page = "/shipping" if state.layout.extra_step else ""
+        return RedirectResponse(f"/listings/drafts/{draft_id}{next_page}", status_code=303)
+
+    def _shipping_missing(draft: DraftListing) -> Response | None:
+        # With the Shipping step the choice is required: review and publish send the user back to it.
+        if state.layout.extra_step and draft.shipping is None:
+            return RedirectResponse(f"/listings/drafts/{draft.id}/shipping", status_code=303)
+        return None
 
     @app.get("/listings/drafts/{draft_id}")
     async def confirm_page(request: Request, draft_id: str) -> Response:
         draft = store.draft(draft_id, current_user(request))
         if draft is None:
             return render(request, "not_found.html", 404, what="draft")
-        return render(request, "confirm.html", draft=draft)
+        return _shipping_missing(draft) or render(request, "confirm.html", draft=draft)
+
+    # The Shipping page answers in every layout, so a switch while a draft is open breaks nothing;
+    # only the extra_step layout leads to it and requires it.
+    @app.get("/listings/drafts/{draft_id}/shipping")
+    async def shipping_page(request: Request, draft_id: str) -> Response:
+        draft = store.draft(draft_id, current_user(request))
+        if draft is None:
+            return render(request, "not_found.html", 404, what="draft")
+        return render(request, "shipping.html", draft=draft, options=SHIPPING_OPTIONS, error=None)
+
+    @app.post("/listings/drafts/{draft_id}/shipping")
+    async def choose_shipping(request: Request, draft_id: str) -> Response:
+        draft = store.draft(draft_id, current_user(request))
+        if draft is None:
+            return render(request, "not_found.html", 404, what="draft")
+        choice = dict(SHIPPING_OPTIONS).get(str((await request.form()).get("shipping", "")))
+        if choice is None:
+            return render(request, "shipping.html", draft=draft, options=SHIPPING_OPTIONS,
+                          error="Choose how the item will reach the buyer.")
+        store.set_shipping(draft.id, choice)
+        return RedirectResponse(f"/listings/drafts/{draft.id}", status_code=303)
 
     @app.get("/listings/drafts/{draft_id}/photos/{position}")
     async def draft_photo(request: Request, draft_id: str, position: int) -> Response:
@@ -220,6 +260,9 @@ def create_app(state: SiteState) -> FastAPI:
         draft = store.draft(draft_id, current_user(request))
         if draft is None:
             return render(request, "not_found.html", 404, what="draft")
+        missing = _shipping_missing(draft)
+        if missing is not None:
+            return missing
         listing_id = store.publish(draft)
         return RedirectResponse(f"/listings/{listing_id}?published=1", status_code=303)
 
@@ -241,6 +284,26 @@ def create_app(state: SiteState) -> FastAPI:
     async def help_page(request: Request) -> Response:
         current_user(request)
         return render(request, "help.html")
+
+    @app.get("/_layout")
+    async def show_layout() -> Response:
+        return JSONResponse(_layout_json(state.layout))
+
+    @app.post("/_layout")
+    async def switch_layout(request: Request) -> Response:
+        # For a site run in another process (webtask services); in process, Marketplace.set_layout.
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": 'send JSON like {"changes": ["renamed_field"]}'}, status_code=400)
+        changes = body.get("changes") if isinstance(body, dict) else None
+        if not isinstance(changes, list) or not all(isinstance(change, str) for change in changes):
+            return JSONResponse({"error": 'send JSON like {"changes": ["renamed_field"]}'}, status_code=400)
+        try:
+            state.layout = Layout.of(changes)
+        except ValueError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        return JSONResponse(_layout_json(state.layout))
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:

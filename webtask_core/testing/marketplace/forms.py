@@ -121,14 +121,16 @@ def _check_photos(photos: list[UploadedPhoto]) -> str | None:
     return None
 
 
-def validate_listing_form(form: ListingForm) -> tuple[ValidListing | None, dict[str, str]]:
-    """The cleaned listing, or the errors keyed by field name."""
+def validate_listing_form(form: ListingForm, *,
+                          title_noun: str = "title") -> tuple[ValidListing | None, dict[str, str]]:
+    """The cleaned listing, or the errors keyed by field (the title's under "title" whatever the
+    layout calls it); `title_noun` is what the messages call the title."""
     errors: dict[str, str] = {}
     title = form.title.strip()
     if not title:
-        errors["title"] = "Enter a title."
+        errors["title"] = f"Enter a {title_noun}."
     elif len(title) > 80:
-        errors["title"] = "Title can be at most 80 characters."
+        errors["title"] = f"{title_noun.capitalize()} can be at most 80 characters."
     description = form.description.replace("\r\n", "\n").strip()  # browsers send textarea lines as CRLF
     if not description:
         errors["description"] = "Enter a description."

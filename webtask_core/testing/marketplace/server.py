@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import socket
 import tempfile
@@ -15,6 +16,7 @@ from types import TracebackType
 import uvicorn
 
 from .app import RequestRecord, SiteState, create_app
+from .layout import LAYOUT_ENV, Layout
 from .store import ListingRecord, ListingStore
 
 __all__ = ["Marketplace"]
@@ -28,10 +30,14 @@ class Marketplace:
     >>> with Marketplace(users={"demo": "demo-pass"}) as shop:
     ...     shop.base_url            # "http://127.0.0.1:54321"
     ...     shop.listings()          # what has been published, photos included
+    ...     shop.set_layout(Layout(renamed_field=True))   # the next page served is the redesign
+
+    `layout` defaults to the environment's ``WEBTASK_SITE_LAYOUT`` (e.g. ``renamed_field,extra_step``
+    or ``all``; see `Layout.parse`), else the original site.
     """
 
     def __init__(self, users: Mapping[str, str] | None = None, *, preview_delay_ms: int = 450,
-                 port: int = 0) -> None:
+                 port: int = 0, layout: Layout | None = None) -> None:
         users = dict(users) if users is not None else {"demo": "demo-pass"}
         if not users:
             raise ValueError("Marketplace(users=...) needs at least one username/password pair")
@@ -40,6 +46,12 @@ class Marketplace:
         self.users = users
         self.preview_delay_ms = preview_delay_ms
         self.port = port  # 0: a free one
+        if layout is None:
+            try:
+                layout = Layout.parse(os.environ.get(LAYOUT_ENV, ""))
+            except ValueError as error:
+                raise ValueError(f"{LAYOUT_ENV}: {error}") from None
+        self._layout = layout
         self._root: Path | None = None
         self._state: SiteState | None = None
         self._server: uvicorn.Server | None = None
@@ -65,6 +77,7 @@ class Marketplace:
             store=ListingStore(self._root, base_url=self._base_url),
             users=self.users,
             preview_delay_ms=self.preview_delay_ms,
+            layout=self.layout,  # what a stopped site last served, if it ran before
         )
         config = uvicorn.Config(
             create_app(self._state), log_level="warning", access_log=False, lifespan="off",
@@ -138,6 +151,20 @@ class Marketplace:
     def listing_by_sku(self, sku: str) -> list[ListingRecord]:
         """Listings whose SKU equals `sku`, ignoring case and surrounding spaces (the site's search rule)."""
         return self._running_state().store.listings(sku=sku)
+
+    @property
+    def layout(self) -> Layout:
+        """The layout pages are served in now (`set_layout` or ``POST /_layout`` may have changed it)."""
+        return self._state.layout if self._state is not None else self._layout
+
+    def set_layout(self, layout: Layout) -> None:
+        """Serve every later request in `layout`; listings, drafts and sessions stay. Pages already
+        open in a browser keep what they showed (a form shown before a switch posts its old fields)."""
+        if not isinstance(layout, Layout):
+            raise TypeError(f"set_layout takes a Layout, not {type(layout).__name__}; use Layout.parse for text")
+        self._layout = layout
+        if self._state is not None:
+            self._state.layout = layout
 
     def reset(self, *, sign_out: bool = False) -> None:
         """Forget listings, drafts, photos and the request log. With `sign_out`, existing session

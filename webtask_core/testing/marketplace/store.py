@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS listings (
     category TEXT NOT NULL,
     condition TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    draft_id TEXT UNIQUE
+    draft_id TEXT UNIQUE,
+    shipping TEXT
 );
 CREATE TABLE IF NOT EXISTS photos (
     listing_id INTEGER NOT NULL,
@@ -49,7 +50,8 @@ CREATE TABLE IF NOT EXISTS drafts (
     category TEXT NOT NULL,
     condition TEXT NOT NULL,
     photo_names TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    shipping TEXT
 );
 """
 
@@ -73,6 +75,7 @@ class ListingRecord(BaseModel):
     url: str
     created_at: datetime
     photos: list[PhotoRecord]
+    shipping: str | None = None  # the Shipping page's choice (label), in a layout with that step
 
 
 class DraftListing(BaseModel):
@@ -87,6 +90,7 @@ class DraftListing(BaseModel):
     category: str
     condition: str
     photo_names: list[str]  # original filenames, in order
+    shipping: str | None = None  # label chosen on the Shipping page, if the layout has one
 
 
 def _safe_filename(name: str, position: int) -> str:
@@ -133,7 +137,8 @@ class ListingStore:
             (folder / _safe_filename(filename, position)).write_bytes(content)
         with self._write_lock, closing(self._connect()) as db, db:
             db.execute(
-                "INSERT INTO drafts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO drafts (id, owner, sku, title, description, price, category, condition,"
+                " photo_names, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (draft_id, owner, sku, title, description, price, category, condition,
                  "\n".join(Path(name).name for name, _ in photos), _now()),
             )
@@ -149,6 +154,10 @@ class ListingStore:
         values["photo_names"] = values["photo_names"].split("\n")
         return DraftListing(**values)
 
+    def set_shipping(self, draft_id: str, shipping: str) -> None:
+        with self._write_lock, closing(self._connect()) as db, db:
+            db.execute("UPDATE drafts SET shipping = ? WHERE id = ?", (shipping, draft_id))
+
     def draft_photo(self, draft_id: str, position: int) -> Path | None:
         folder = self._drafts / draft_id
         matches = sorted(folder.glob(f"{position}-*")) if folder.is_dir() else []
@@ -162,9 +171,9 @@ class ListingStore:
                 return int(existing["id"])
             cursor = db.execute(
                 "INSERT INTO listings (owner, sku, title, description, price, category, condition,"
-                " created_at, draft_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, draft_id, shipping) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (draft.owner, draft.sku, draft.title, draft.description, draft.price, draft.category,
-                 draft.condition, _now(), draft.id),
+                 draft.condition, _now(), draft.id, draft.shipping),
             )
             listing_id = cursor.lastrowid
             assert listing_id is not None  # set by the INSERT
@@ -222,7 +231,7 @@ class ListingStore:
             id=row["id"], sku=row["sku"], title=row["title"], description=row["description"],
             price=row["price"], category=row["category"], condition=row["condition"],
             url=f"{self.base_url}/listings/{row['id']}", created_at=datetime.fromisoformat(row["created_at"]),
-            photos=photos,
+            photos=photos, shipping=row["shipping"],
         )
 
     def clear(self) -> None:

@@ -1,0 +1,84 @@
+"""batch-listing-upload with replay on the demo marketplace: the first listing is the model's and
+records the script, the rest replay it with zero model calls; after the site changes, the model is
+asked only from the changed step on and the repaired script carries the rest of the batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flow_helpers import (
+    fake_model_env,
+    flow_env,  # noqa: F401 (fixture)
+    read_artifacts,
+    read_events_for,
+    shop,  # noqa: F401 (fixture)
+    shop_secret,  # noqa: F401 (fixture)
+)
+from test_batch_flow import manifest_rows, params, requests_per_sku, write_photos
+
+from webtask_core.replay import ScriptStore
+from webtask_core.storage import LocalSessionStore
+from webtask_core.testing import MarketplaceListingPolicy
+from webtask_core.testing.marketplace import Layout
+from webtask_flows.listings.batch import batch_listing_upload, batch_results
+from webtask_flows.listings.runs import listing_script_key
+
+
+def rows_with_photos(tmp_path, count: int, prefix: str) -> list[dict[str, Any]]:
+    rows = manifest_rows(count, prefix=prefix)
+    write_photos(tmp_path, rows)
+    for row in rows:
+        row["photos"] = [str(tmp_path / photo) for photo in row["photos"]]
+        row["photos"] = row["photos"][:1]  # the same number of photos on every listing of a script
+    return rows
+
+
+async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_changed(
+        flow_env, shop, shop_secret, monkeypatch, tmp_path):
+    key = listing_script_key(None, shop.url("/listings"), "1")
+    scripts = ScriptStore(LocalSessionStore(flow_env.sessions))
+    async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
+        state = await batch_listing_upload(listings=rows_with_photos(tmp_path, 4, "REPLAY"), replay=True,
+                                           max_concurrency=2, **params(shop, tmp_path), return_state=True)
+        assert state.is_completed(), state.message
+        results = await batch_results(state)
+        calls = requests_per_sku(server.requests)
+        assert calls.get("REPLAY-1", 0) >= 5  # the model listed the first and recorded the script
+        assert all(calls.get(f"REPLAY-{n}", 0) == 0 for n in (2, 3, 4)), calls
+        assert [result.replay for result in results] == ["recorded", "replayed", "replayed", "replayed"]
+        assert all(result.model_calls == 0 and result.replayed_steps > 0 for result in results[1:])
+        for result in results:
+            (stored,) = shop.listing_by_sku(result.sku)
+            assert result.listing_url == stored.url
+        assert scripts.keys() == [key] and scripts.load(key).revision == 1
+
+        summary = next(a for a in await read_artifacts(state.state_details.flow_run_id) if a.type == "table")
+        saved = sum(result.replayed_steps for result in results)
+        assert f"{saved} saved by replay" in summary.description
+        listing_runs = {result.sku: result.flow_run_id for result in results}
+        for sku, replayed in (("REPLAY-1", False), ("REPLAY-2", True)):
+            steps = [a for a in await read_artifacts(listing_runs[sku]) if a.type == "markdown"
+                     and (a.description or "").startswith("Step ")]
+            assert steps and all(("Decided by: **replayed**" in a.data) is replayed for a in steps)
+        recorded = await read_events_for(f"webtask.script.{key}")
+        assert [event.event for event in recorded] == ["webtask.script.recorded"]
+        assert recorded[0].payload["sku"] == "REPLAY-1"
+
+        # The site is redesigned: a renamed field and a step before the review.
+        shop.set_layout(Layout(renamed_field=True, extra_step=True))
+        before = len(server.requests)
+        state = await batch_listing_upload(listings=rows_with_photos(tmp_path, 3, "CHANGED"), replay=True,
+                                           **params(shop, tmp_path), return_state=True)
+        assert state.is_completed(), state.message
+        results = await batch_results(state)
+        calls = requests_per_sku(server.requests[before:])
+        assert [result.replay for result in results] == ["repaired", "replayed", "replayed"]
+        assert results[0].replayed_steps >= 3 and 1 <= calls["CHANGED-1"] < 5  # only from the changed step
+        assert calls.get("CHANGED-2", 0) == calls.get("CHANGED-3", 0) == 0
+        for result in results:
+            (stored,) = shop.listing_by_sku(result.sku)
+            assert stored.shipping and stored.title.startswith("Item number")
+        assert scripts.load(key).revision == 2
+        events = await read_events_for(f"webtask.script.{key}", expected=2)
+        repaired = [event for event in events if event.event == "webtask.script.repaired"]
+        assert repaired and repaired[0].payload["handovers"] and repaired[0].payload["revision"] == 2
