@@ -75,7 +75,7 @@ class MemorySampler:
             self.peak_chromium = max(self.peak_chromium, len(chromium_processes(main_only=True)))
             self._stop.wait(self.interval_s)
 
-    def __enter__(self) -> "MemorySampler":
+    def __enter__(self) -> MemorySampler:
         self._thread.start()
         return self
 
@@ -86,8 +86,8 @@ class MemorySampler:
 
 async def _run_level(concurrency: int, count: int, shop: object, model: object, manifest: Path,
                      workdir: Path) -> dict:
-    from webtask_flows.listings.batch import batch_listing_upload, batch_results
     from webtask_core.testing.request_view import task_json
+    from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
     shop.reset(sign_out=True)  # type: ignore[attr-defined]
     model.reset()  # type: ignore[attr-defined]
@@ -118,9 +118,9 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
 async def main(count: int, levels: list[int], latency_s: float) -> dict:
     from prefect.blocks.system import Secret
 
-    from webtask_flows.listings.demo import write_demo_manifest
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
+    from webtask_flows.listings.demo import write_demo_manifest
 
     workdir = Path(tempfile.mkdtemp(prefix="webtask-bench-"))
     manifest = write_demo_manifest(workdir, count)

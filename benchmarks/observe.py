@@ -68,7 +68,8 @@ def large_page(rows: int = 200, cards: int = 165) -> str:
             f'<input class="{FIELD}" name="price-{r}" placeholder="0.00"></div></td>'
             f'<td class="{CELL}"><select class="{FIELD}" name="cond-{r}"><option>New</option><option>Like new</option>'
             f"<option>Good</option><option>Fair</option></select></td>"
-            f'<td class="{CELL}"><div class="flex justify-center"><input type="checkbox" class="h-4 w-4" name="live-{r}"></div></td>'
+            f'<td class="{CELL}"><div class="flex justify-center">'
+            f'<input type="checkbox" class="h-4 w-4" name="live-{r}"></div></td>'
             f'<td class="{CELL}"><button class="{BUTTON}" type="button">Save</button></td></tr>'
         )
     out.append('</tbody></table><section class="grid grid-cols-4 gap-4">')
@@ -78,8 +79,10 @@ def large_page(rows: int = 200, cards: int = 165) -> str:
             f'<img src="data:," alt="Photo of listing {c}" width="80" height="80"></div>'
             f'<div class="p-2"><h3 class="text-sm font-medium"><a href="/listing/{c}">Listing {c}: hand-made leather bag</a></h3>'
             f'<p class="text-xs text-gray-500">Gently used, <b>ships</b> in <i>two</i> days. Seller rating 4.{c % 10}.</p>'
-            f'<div class="flex justify-between"><span class="price">${c}.99</span><span class="text-xs">Free shipping</span></div>'
-            f'<ul class="flex gap-1 text-xs"><li><span>Size M</span></li><li><span>Brown</span></li><li><span>Leather</span></li></ul>'
+            f'<div class="flex justify-between"><span class="price">${c}.99</span>'
+            f'<span class="text-xs">Free shipping</span></div>'
+            f'<ul class="flex gap-1 text-xs"><li><span>Size M</span></li><li><span>Brown</span></li>'
+            f'<li><span>Leather</span></li></ul>'
             f'<div class="flex items-center"><div class="flex"><span>★</span><span>★</span><span>★</span></div>'
             f'<span class="text-xs text-gray-400">seller{c}</span></div>'
             f'<div class="flex gap-2"><button class="{BUTTON}" type="button" title="Share">{ICON}</button>'

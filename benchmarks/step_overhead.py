@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
+from playwright.async_api import BrowserContext, Page, Request
 from pydantic import SecretStr
 
 from webtask_core import Agent, WorkerStatus
-from playwright.async_api import BrowserContext, Page, Request
-
 from webtask_core.browser import Browser, BrowserConfig
 from webtask_core.llm.anthropic import AnthropicLLM
 from webtask_core.record import Step

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from webtask_core.secrets import SecretValues
 from webtask_core.record import Step, ToolCallRecord
+from webtask_core.secrets import SecretValues
 
 if TYPE_CHECKING:
     from webtask_flows.run_result import WebtaskResult
@@ -161,7 +161,7 @@ def steps_table(
     return rows
 
 
-def summary_markdown(result: "WebtaskResult", *, task: str, secrets: SecretValues | None = None) -> str:
+def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues | None = None) -> str:
     """The run summary: status, feedback, output, steps, tokens, time."""
     mask = (secrets or SecretValues()).scrub
     status = result.status.value
@@ -201,7 +201,7 @@ def summary_markdown(result: "WebtaskResult", *, task: str, secrets: SecretValue
 
 
 async def publish_step_artifact(step: Step, *, secrets: SecretValues | None = None, attempts: int = 1,
-                                screenshots: "ScreenshotStore | None" = None) -> Any:
+                                screenshots: ScreenshotStore | None = None) -> Any:
     """The step's markdown artifact; with a screenshot store, its picture is also an image artifact."""
     from prefect.artifacts import acreate_image_artifact, acreate_markdown_artifact
     from prefect.context import FlowRunContext
@@ -219,7 +219,7 @@ async def publish_step_artifact(step: Step, *, secrets: SecretValues | None = No
 
 
 async def publish_run_artifacts(
-    result: "WebtaskResult",
+    result: WebtaskResult,
     steps: Iterable[Step],
     *,
     task: str,

@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 from webtask_core.errors import ConfigError
 from webtask_core.replay import Replay, ScriptStore
 from webtask_core.storage import SessionStore, validate_session_key
-
 from webtask_flows.session_store import get_session_store
 
 __all__ = ["ReplaySpec", "get_script_store"]

@@ -19,7 +19,6 @@ from typing import Any
 from webtask_core.errors import ConfigError, ResourceError, TransientError
 from webtask_core.scratch import owned_temp_folder, remove_stale_folders
 from webtask_core.storage import S3Location, is_s3_uri, parse_s3_uri, path_inside, safe_file_name
-
 from webtask_flows.settings import S3Source, resolve_s3_client
 
 __all__ = ["fetch_resources", "resource_problems", "resource_folder", "downloaded_resources"]

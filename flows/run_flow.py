@@ -34,23 +34,22 @@ from webtask_core.browser.runtime import BrowserRuntime
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
-from webtask_core.resources import validate_resource_name
 from webtask_core.record import TaskRecord
+from webtask_core.resources import validate_resource_name
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
 from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
-
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.run_signals import note_run_started, wait_for_announced_session
 from webtask_flows.events import emit_script_event, emit_task_event
-from webtask_flows.resources import downloaded_resources
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
+from webtask_flows.resources import downloaded_resources
+from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
+from webtask_flows.run_signals import note_run_started, wait_for_announced_session
 from webtask_flows.screenshots import screenshot_store_from_env
 from webtask_flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from webtask_flows.steps import StepRun, step_task
-from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 
 __all__ = ["run_webtask", "load_secrets"]
 
@@ -176,8 +175,8 @@ async def run_webtask(
 
         session = await task_run.finish()
         if session_key and store is not None:
-            state, url = await browser.final_state()
-            url = url or session.final_url
+            state, live_url = await browser.final_state()
+            url: str | None = live_url or session.final_url
             # A GET form can put a secret in the URL, a site can keep it in a cookie: neither is stored.
             if url and worker.secrets.contains(url):
                 url = None
@@ -284,7 +283,7 @@ async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
             values[name] = env_value
             continue
         try:
-            block = await Secret.aload(block_name)
+            block: Secret[Any] = await Secret.aload(block_name)
         except ValueError as exc:
             raise ConfigError("secrets", f"{name!r}: no Secret block named {block_name!r} ({exc})") from exc
         value = block.get()

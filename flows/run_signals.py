@@ -71,12 +71,12 @@ class SubflowStarts:
 
 
 # In-process runs started while a run that saves the key still runs wait for it (see announce_session).
-_ANNOUNCED: ContextVar[dict[str, "asyncio.Future[str | None]"] | None] = ContextVar("webtask_announced_sessions",
+_ANNOUNCED: ContextVar[dict[str, asyncio.Future[str | None]] | None] = ContextVar("webtask_announced_sessions",
                                                                                    default=None)
 
 
 @contextlib.contextmanager
-def announce_session(session_key: str, saved: "asyncio.Future[str | None]") -> Iterator[None]:
+def announce_session(session_key: str, saved: asyncio.Future[str | None]) -> Iterator[None]:
     """Runs started in this block (in-process subflows inherit it) that read ``session_key`` wait for
     ``saved`` first (its result: the key once saved, None when the run saving it failed)."""
     announced = {**(_ANNOUNCED.get() or {}), session_key: saved}

@@ -18,7 +18,6 @@ from typing import Any
 
 from webtask_core.errors import ConfigError
 from webtask_core.storage import S3Location, is_s3_uri
-
 from webtask_flows.settings import resolve_s3_client
 
 __all__ = ["ScreenshotStore", "screenshot_store_from_env"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -19,9 +19,8 @@ scripts_app = typer.Typer(no_args_is_help=True, help="Replay scripts: list, show
 STORE_OPTION = typer.Option(None, "--store", help="A folder or s3://bucket/prefix/ (default: WEBTASK_SESSION_STORE).")
 
 
-def _store(location: Optional[str]) -> Any:
+def _store(location: str | None) -> Any:
     from webtask_core.errors import ConfigError
-
     from webtask_flows.replay_scripts import get_script_store
     from webtask_flows.session_store import get_session_store
 
@@ -50,7 +49,7 @@ def _load(store: Any, key: str) -> Any:
 
 
 @scripts_app.command("list")
-def list_scripts(store: Optional[str] = STORE_OPTION) -> None:
+def list_scripts(store: str | None = STORE_OPTION) -> None:
     """Every script: key, revision, steps (how many replay without the model), when and by what recorded."""
     from rich.console import Console
     from rich.table import Table
@@ -75,7 +74,7 @@ def list_scripts(store: Optional[str] = STORE_OPTION) -> None:
 
 
 @scripts_app.command("show")
-def show_script(key: str, store: Optional[str] = STORE_OPTION,
+def show_script(key: str, store: str | None = STORE_OPTION,
                 as_json: bool = typer.Option(False, "--json", help="The stored JSON document.")) -> None:
     """One script, step by step: the page it expects and what it does there."""
     script = _load(_store(store), key)
@@ -94,7 +93,7 @@ def show_script(key: str, store: Optional[str] = STORE_OPTION,
 
 
 @scripts_app.command("delete")
-def delete_script(key: str, store: Optional[str] = STORE_OPTION) -> None:
+def delete_script(key: str, store: str | None = STORE_OPTION) -> None:
     """Delete one script: the next run with its key records it afresh."""
     from webtask_core.errors import ConfigError
 

@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from webtask_core.errors import SessionFormatError
 from webtask_core.record import TaskRecord
 from webtask_core.storage import (
-    SessionStore,
     SavedSession,
+    SessionStore,
     is_s3_uri,
     make_saved_session,
     open_session_store,
     validate_session_key,
 )
-
 from webtask_flows.settings import S3Source, WebtaskSettings, resolve_s3_client
 
 __all__ = [
@@ -109,12 +108,10 @@ async def ensure_session_lock_limit(session_key: str) -> str:
         try:
             existing = await client.read_global_concurrency_limit_by_name(name)
         except ObjectNotFound:
-            try:
+            with suppress(ObjectAlreadyExists):  # another run created it between our read and our create
                 await client.create_global_concurrency_limit(
                     GlobalConcurrencyLimitCreate(name=name, limit=1, active=True)
                 )
-            except ObjectAlreadyExists:
-                pass  # another run created it between our read and our create
             return name
         if existing.limit != 1 or not existing.active:
             await client.update_global_concurrency_limit(

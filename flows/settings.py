@@ -31,7 +31,7 @@ class WebtaskSettings(BaseModel):
     session_store: str = str(default_session_folder())
 
     @classmethod
-    def from_env(cls) -> "WebtaskSettings":
+    def from_env(cls) -> WebtaskSettings:
         return cls(
             aws_credentials_block=os.environ.get("WEBTASK_AWS_CREDENTIALS_BLOCK") or None,
             s3_endpoint_url=os.environ.get("WEBTASK_S3_ENDPOINT_URL") or None,

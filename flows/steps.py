@@ -24,14 +24,12 @@ from prefect.cache_policies import NO_CACHE
 from prefect.tasks import exponential_backoff
 
 from webtask_core.errors import ConfigError, TransientError
-from webtask_core.secrets import SecretValues
 from webtask_core.record import Step
-
+from webtask_core.secrets import SecretValues
 from webtask_flows.artifacts import publish_step_artifact
 
 if TYPE_CHECKING:
     from webtask_core.task_run import TaskRun
-
     from webtask_flows.screenshots import ScreenshotStore
 
 __all__ = [
@@ -59,11 +57,11 @@ class StepRun:
 
     def __init__(
         self,
-        task_run: "TaskRun",
+        task_run: TaskRun,
         *,
         secrets: SecretValues | None = None,
         artifacts: bool = True,
-        screenshots: "ScreenshotStore | None" = None,
+        screenshots: ScreenshotStore | None = None,
     ):
         self.task_run = task_run
         self.secrets = secrets or SecretValues()  # artifacts are scrubbed with the worker's own secrets

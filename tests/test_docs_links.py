@@ -63,7 +63,7 @@ def _exists(path: Path) -> bool:
 
 def _module_file(dotted: str) -> tuple[Path, list[str]] | None:
     """(file of the longest module prefix, the names after it), or None when no package matches."""
-    for package, folder in PACKAGE_FOLDERS.items():
+    for package, folder in PACKAGE_FOLDERS.items():  # noqa: B007 - folder is used after the break
         if dotted == package or dotted.startswith(package + "."):
             rest = dotted[len(package):].lstrip(".").split(".") if dotted != package else []
             break

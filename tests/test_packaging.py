@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -33,6 +34,17 @@ def test_wheel_ships_prompts_inside_the_packages(wheel: zipfile.ZipFile) -> None
         for name in prompt_files:
             assert f"{package}/{name}" in names
     assert not any(name.startswith("flows/") for name in names)  # installed as webtask_flows only
+
+
+def test_pyproject_lists_every_python_package_of_the_tree() -> None:
+    """pyproject lists the packages by hand, so a new folder must be added there. A wheel built here
+    would not show a missing one: setuptools takes the files of an unlisted subpackage in as package
+    data when an egg-info from an editable install lists them, but a clean checkout builds without."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    for folder, installed in (("webtask_core", "webtask_core"), ("flows", "webtask_flows")):
+        for init in (ROOT / folder).rglob("__init__.py"):
+            package = ".".join((installed, *init.parent.relative_to(ROOT / folder).parts))
+            assert package in listed, f"{package} is not in [tool.setuptools] packages"
 
 
 def test_wheel_ships_the_in_page_script_and_marketplace_templates(wheel: zipfile.ZipFile) -> None:

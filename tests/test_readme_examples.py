@@ -341,7 +341,7 @@ async def run_example(example: Example, namespace: dict[str, Any]) -> dict[str, 
     """Run the example's code as a module with top-level await; tracebacks name README.md lines."""
     source = "\n" * (example.line - 1) + example.code
     code = compile(source, str(README), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    outcome = eval(code, namespace)  # noqa: S307 - the README's own example
+    outcome = eval(code, namespace)
     if inspect.iscoroutine(outcome):
         await outcome
     return namespace

@@ -33,9 +33,9 @@ from webtask_core.errors import ConfigError, TransientError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.progress import Phase, ProgressCallback
+from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
-from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.task_run import ReplayOutcome, TaskRun
 from webtask_core.tools import OutputSchema, UserTools
@@ -43,8 +43,8 @@ from webtask_core.worker import Worker, WorkerOptions
 
 if TYPE_CHECKING:
     from webtask_core.browser import Browser, BrowserConfig, BrowserTab
-    from webtask_core.replay import Replay
     from webtask_core.browser.runtime import BrowserRuntime
+    from webtask_core.replay import Replay
 
 __all__ = ["Agent", "AgentResult", "StepOutcome", "check_start_url"]
 
@@ -77,8 +77,8 @@ class Agent:
         self,
         llm: LLM,
         *,
-        browser: "Browser | BrowserTab | None" = None,
-        browser_config: "BrowserConfig | None" = None,
+        browser: Browser | BrowserTab | None = None,
+        browser_config: BrowserConfig | None = None,
         persist_context: bool = False,
         resources: Mapping[str, PathLike] | None = None,
         start_url: str | None = None,
@@ -133,7 +133,7 @@ class Agent:
         self._run: TaskRun | None = None
         self._finalised = False
 
-    def _new_runtime(self) -> "BrowserRuntime":
+    def _new_runtime(self) -> BrowserRuntime:
         from webtask_core.browser.runtime import BrowserRuntime
 
         return BrowserRuntime(self._browser_config, allowed_domains=list(self.allowed_domains) or None,
@@ -141,7 +141,7 @@ class Agent:
 
     # ---- browser lifecycle ----
 
-    async def __aenter__(self) -> "Agent":
+    async def __aenter__(self) -> Agent:
         await self._runtime.open()
         return self
 
@@ -185,7 +185,7 @@ class Agent:
         max_steps: int = 20,
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
-        replay: "Replay | None" = None,
+        replay: Replay | None = None,
     ) -> AgentResult:
         """Run a task to its end; with persist_context it continues the last task's conversation.
 
@@ -206,7 +206,7 @@ class Agent:
         max_steps: int = 20,
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
-        replay: "Replay | None" = None,
+        replay: Replay | None = None,
     ) -> TaskContext:
         """Start a task for step-by-step use with :meth:`run_step` (replaces an unfinished one)."""
         previous = self.last_session if self.persist_context else None

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import typer
 
@@ -65,15 +65,15 @@ def _load_output_schema(path: Path | None) -> dict[str, Any] | None:
 @app.command("run")
 def run(
     task: str = typer.Argument(..., help="What the agent should do, in words."),
-    url: Optional[str] = typer.Option(None, "--url", help="Page to open before the first step."),
+    url: str | None = typer.Option(None, "--url", help="Page to open before the first step."),
     resource: list[str] = typer.Option(
         [], "--resource", help="A file the agent may upload, as name=path (repeatable)."
     ),
     max_steps: int = typer.Option(20, "--max-steps", min=1, help="Stop after this many steps."),
-    output_schema: Optional[Path] = typer.Option(
+    output_schema: Path | None = typer.Option(
         None, "--output-schema", help="JSON schema file (type object) for the structured output."
     ),
-    model: Optional[str] = typer.Option(None, "--model", help="Anthropic model name."),
+    model: str | None = typer.Option(None, "--model", help="Anthropic model name."),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window."),
     allowed_domain: list[str] = typer.Option(
         [], "--allowed-domain", help="Keep navigation on this host pattern, e.g. shop.example.com or *.example.com (repeatable)."

@@ -98,13 +98,13 @@ class ActionHistory(BaseModel):
 
     # ---- building a new history (never mutate self) ----
 
-    def with_page(self, key: str, url: str) -> "ActionHistory":
+    def with_page(self, key: str, url: str) -> ActionHistory:
         same = self.same_page_count + 1 if key == self.last_page_key else 1
         return self.model_copy(
             update={"last_page_key": key, "same_page_count": same, "last_url": url}
         )
 
-    def with_actions(self, records: list[ActionRecord]) -> "ActionHistory":
+    def with_actions(self, records: list[ActionRecord]) -> ActionHistory:
         counts = dict(self.failure_counts)
         for record in records:
             if record.skipped:

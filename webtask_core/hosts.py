@@ -7,7 +7,7 @@ layer adds the schemes a navigation may always reach (``about:``, ``data:`` ...)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
@@ -42,7 +42,7 @@ class HostPatterns:
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self.patterns)
 
     def __repr__(self) -> str:

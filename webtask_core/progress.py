@@ -35,8 +35,5 @@ ProgressCallback = Callable[[Progress], None]
 
 def describe_call(name: str, params: Any, limit: int = 80) -> str:
     """``name(key='value', ...)``, cut to ``limit`` characters of parameters (a fill's text can be long)."""
-    if isinstance(params, dict):
-        text = ", ".join(f"{key}={value!r}" for key, value in params.items())
-    else:
-        text = repr(params)
+    text = ", ".join(f"{key}={value!r}" for key, value in params.items()) if isinstance(params, dict) else repr(params)
     return f"{name}({text if len(text) <= limit else text[: limit - 1] + '…'})"

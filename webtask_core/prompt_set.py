@@ -62,12 +62,12 @@ class PromptSet:
             raise ConfigError("prompts", f"prompt set {name!r}: {exc}") from exc
 
     @classmethod
-    def load(cls, name: str = "worker") -> "PromptSet":
+    def load(cls, name: str = "worker") -> PromptSet:
         """The packaged prompt set ``name`` (``prompts/{name}.yaml``)."""
         return _load_packaged(name)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> "PromptSet":
+    def from_file(cls, path: str | os.PathLike[str]) -> PromptSet:
         file_path = Path(path)
         try:
             text = file_path.read_text(encoding="utf-8")
@@ -76,7 +76,7 @@ class PromptSet:
         return cls(_parse_yaml(text, str(file_path)), name=file_path.stem)
 
     @classmethod
-    def resolve(cls, prompts: "PromptSet | str | os.PathLike[str]") -> "PromptSet":
+    def resolve(cls, prompts: PromptSet | str | os.PathLike[str]) -> PromptSet:
         """A PromptSet, a packaged set name (``"worker"``) or a path to a YAML file."""
         if isinstance(prompts, PromptSet):
             return prompts

@@ -10,7 +10,7 @@ version with a :class:`~webtask_core.errors.SessionFormatError` instead of guess
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
@@ -36,7 +36,7 @@ SCHEMA_VERSION = 1
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class WorkerStatus(str, Enum):
@@ -141,7 +141,7 @@ class TaskRecord(BaseModel):
         return self.model_dump_json(indent=indent)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "TaskRecord":
+    def from_json(cls, text: str | bytes) -> TaskRecord:
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -39,7 +39,7 @@ class Resource(BaseModel):
     media_type: str
 
     @classmethod
-    def from_path(cls, name: str, path: str | os.PathLike[str]) -> "Resource":
+    def from_path(cls, name: str, path: str | os.PathLike[str]) -> Resource:
         validate_resource_name(name)
         file_path = Path(path).expanduser()
         if not file_path.exists():
@@ -106,7 +106,7 @@ class ResourceSet:
     def __len__(self) -> int:
         return len(self._items)
 
-    def merged(self, override: "ResourceSet | None") -> "ResourceSet":
+    def merged(self, override: ResourceSet | None) -> ResourceSet:
         """A new set with this set's resources, then ``override``'s (which win on a name clash)."""
         result = ResourceSet()
         result._items = dict(self._items)

@@ -65,7 +65,7 @@ SecretsInput = Mapping[str, "str | SecretStr | SecretValue"]
 
 
 class _Entry:
-    __slots__ = ("name", "value", "domains", "variants", "placeholder")
+    __slots__ = ("domains", "name", "placeholder", "value", "variants")
 
     def __init__(self, name: str, value: str, domains: HostPatterns):
         self.name = name
@@ -106,14 +106,14 @@ class SecretValues:
             key=lambda pair: len(pair[0]),
             reverse=True,
         )
-        self._replacements = {variant: replacement for variant, replacement in variants}
+        self._replacements = dict(variants)
         self._pattern = (
             re.compile("|".join(re.escape(variant) for variant, _ in variants)) if variants else None
         )
         self._clipped = _clipped_pattern(entries)
 
     @classmethod
-    def of(cls, secrets: "SecretValues | SecretsInput | None", *, domains: Iterable[str] | None = None) -> "SecretValues":
+    def of(cls, secrets: SecretValues | SecretsInput | None, *, domains: Iterable[str] | None = None) -> SecretValues:
         return secrets if isinstance(secrets, SecretValues) else cls(secrets, domains=domains)
 
     # ---- what it holds (never the values) ----
@@ -332,7 +332,7 @@ class SecretValues:
 
     # ---- logs ----
 
-    def log_filter(self) -> "RedactingFilter":
+    def log_filter(self) -> RedactingFilter:
         return RedactingFilter(self)
 
 
@@ -374,6 +374,7 @@ class RedactingFilter(logging.Filter):
 
 def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...]]:
     domains: tuple[str, ...] = ()
+    value: object
     if isinstance(raw, SecretValue):
         value, domains = raw.value.get_secret_value(), raw.domains
     elif isinstance(raw, SecretStr):
@@ -382,7 +383,7 @@ def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...]]:
         parsed = SecretValue.model_validate(raw)
         value, domains = parsed.value.get_secret_value(), parsed.domains
     else:
-        value = raw  # type: ignore[assignment]
+        value = raw
     if not isinstance(value, str) or not value.strip():
         raise ConfigError("secrets", f"{name!r} must have a non-empty string value")
     if len(value) < MIN_SECRET_CHARS:

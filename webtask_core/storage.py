@@ -15,7 +15,7 @@ import tempfile
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -135,7 +135,7 @@ class SavedSession(BaseModel):
         """The TaskRecord as a JSON string, for ``TaskRecord.from_json``."""
         return json.dumps(self.session)
 
-    def worker_session(self) -> "TaskRecord":
+    def worker_session(self) -> TaskRecord:
         """The stored TaskRecord; ``SessionFormatError`` when it is corrupt or of another version."""
         from webtask_core.record import TaskRecord
 
@@ -163,7 +163,7 @@ def make_saved_session(
         session=_session_as_dict(session),
         storage_state=dict(storage_state) if storage_state is not None else None,
         last_url=last_url,
-        saved_at=datetime.now(timezone.utc),
+        saved_at=datetime.now(UTC),
     )
 
 
@@ -213,7 +213,7 @@ class SessionStore(ABC):
         """The keys that have a document, sorted."""
 
     @abstractmethod
-    def child(self, name: str) -> "SessionStore":
+    def child(self, name: str) -> SessionStore:
         """A store of the same kind in a sub-folder (sub-prefix) ``name`` of this one (replay
         scripts live in ``scripts/`` beside the sessions)."""
 
@@ -284,7 +284,7 @@ class LocalSessionStore(SessionStore):
     def keys(self) -> list[str]:
         return sorted(path.stem for path in self.folder.glob("*.json") if SESSION_KEY_PATTERN.fullmatch(path.stem))
 
-    def child(self, name: str) -> "LocalSessionStore":
+    def child(self, name: str) -> LocalSessionStore:
         return LocalSessionStore(self.folder / validate_session_key(name))
 
 
@@ -359,16 +359,13 @@ class S3SessionStore(SessionStore):
             raise ConfigError("session store", f"cannot list s3://{self.bucket}/{self.prefix}: {exc}") from exc
         return sorted(found)
 
-    def child(self, name: str) -> "S3SessionStore":
+    def child(self, name: str) -> S3SessionStore:
         return S3SessionStore(self.client, self.bucket, self.prefix + validate_session_key(name))
 
     def _client_error(self, exc: Any, session_key: str) -> ConfigError:
         code = exc.response.get("Error", {}).get("Code")
         message = exc.response.get("Error", {}).get("Message") or str(exc)
-        if code == "NoSuchBucket":
-            problem = f"bucket {self.bucket!r} does not exist"
-        else:
-            problem = f"{code}: {message}"
+        problem = f"bucket {self.bucket!r} does not exist" if code == "NoSuchBucket" else f"{code}: {message}"
         return ConfigError("session store", f"{self.location(session_key)}: {problem}")
 
 

@@ -28,7 +28,6 @@ from webtask_core.errors import SessionFormatError
 from webtask_core.history import ActionHistory, StuckThresholds
 from webtask_core.llm.types import Block, ImageBlock, Message, TextBlock, Usage
 from webtask_core.prompt_set import PromptSet
-from webtask_core.resources import ResourceSet
 from webtask_core.record import (
     PreviousTask,
     Step,
@@ -36,6 +35,7 @@ from webtask_core.record import (
     WorkerStatus,
     utc_now,
 )
+from webtask_core.resources import ResourceSet
 from webtask_core.tools import OutputSpec, StepState, Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ class TaskContext:
         return Message(role="user", content=[*self._task_blocks, *self._head_extra])
 
     def page_blocks(
-        self, observation: "Observation", *, step: int, history: ActionHistory,
+        self, observation: Observation, *, step: int, history: ActionHistory,
         screenshot_b64: str | None, now: float | None = None, note: str | None = None,
     ) -> list[Block]:
         """The current page state: ``<page>`` with the full tree, ``<history>``, the screenshot.

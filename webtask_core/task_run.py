@@ -17,9 +17,9 @@ retryable step task. Both get the same behaviour from here:
 
 from __future__ import annotations
 
-import time
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
@@ -51,8 +51,8 @@ class TaskRun:
     is, as when a task continues the last one's conversation).
     """
 
-    def __init__(self, worker: "Worker", ctx: "TaskContext", runtime: "BrowserRuntime", *,
-                 start_url: str | None = None, replay: "Replay | None" = None):
+    def __init__(self, worker: Worker, ctx: TaskContext, runtime: BrowserRuntime, *,
+                 start_url: str | None = None, replay: Replay | None = None):
         self.worker = worker
         self.ctx = ctx
         self.runtime = runtime
@@ -62,7 +62,7 @@ class TaskRun:
         self.recorder: Recorder | None = None
         if replay is not None and replay.record:
             self.recorder = Recorder(replay.params, identifying=replay.identifying)
-        self.saved_script: "ReplayScript | None" = None  # what finish() saved
+        self.saved_script: ReplayScript | None = None  # what finish() saved
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
         self.page_failures = 0

@@ -24,9 +24,9 @@ from webtask_core.history import ActionRecord, StuckThresholds, page_key
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
+from webtask_core.record import Step, StepTimings, TaskRecord, ToolCallRecord, WorkerStatus
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
-from webtask_core.record import Step, StepTimings, ToolCallRecord, TaskRecord, WorkerStatus
 from webtask_core.task_context import TaskContext
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 
@@ -42,7 +42,7 @@ SessionProvider = Callable[[], "BrowserTab"]
 class Director(Protocol):
     """Decides a step instead of the model when it can (replay: webtask_core.replay.Replayer)."""
 
-    def decide(self, observation: "Observation") -> ModelReply | None:
+    def decide(self, observation: Observation) -> ModelReply | None:
         """The reply to act on for this page, or None to ask the model."""
 
     def take_note(self) -> str | None:
@@ -80,7 +80,7 @@ class Worker:
     def __init__(
         self,
         llm: LLM,
-        browser: "BrowserTab | SessionProvider",
+        browser: BrowserTab | SessionProvider,
         *,
         options: WorkerOptions | None = None,
         progress: ProgressCallback | None = None,
@@ -99,7 +99,7 @@ class Worker:
         self.secrets = SecretValues(self.options.secrets, domains=self.options.secret_domains)
 
     @property
-    def tab(self) -> "BrowserTab":
+    def tab(self) -> BrowserTab:
         return self._provider()
 
     # ---- the three parts ----
@@ -134,7 +134,7 @@ class Worker:
             tools=self.tools,
         )
 
-    async def step(self, ctx: TaskContext, *, director: "Director | None" = None) -> Step:
+    async def step(self, ctx: TaskContext, *, director: Director | None = None) -> Step:
         """Observe, one model call, act, record. Raises TransientError with the context untouched.
 
         An exception leaving the step never shows a secret value (Playwright may quote typed text)."""
@@ -146,9 +146,9 @@ class Worker:
                 raise
         raise redacted  # outside the except block, so the original is not chained as its context
 
-    async def _step(self, ctx: TaskContext, director: "Director | None" = None) -> Step:
-        if ctx.finished:
-            raise RuntimeError(f"the task is already finished ({ctx.status.value})")  # type: ignore[union-attr]
+    async def _step(self, ctx: TaskContext, director: Director | None = None) -> Step:
+        if ctx.status is not None:  # ctx.finished, in a form the type checker follows
+            raise RuntimeError(f"the task is already finished ({ctx.status.value})")
         started = time.perf_counter()
         index = ctx.next_index
         tab = self.tab
@@ -305,7 +305,7 @@ class Worker:
         self.progress(Progress(ctx.next_index, ctx.max_steps, phase, detail, tokens))
 
     async def _screenshot(
-        self, tab: "BrowserTab", *, marks: bool, mask_ids: list[str], withhold: bool
+        self, tab: BrowserTab, *, marks: bool, mask_ids: list[str], withhold: bool
     ) -> bytes | None:
         """The screenshot with the elements showing a secret masked (password fields always are).
         None when a secret shows where no element can be masked (text in the page itself)."""
@@ -333,7 +333,7 @@ class Worker:
         calls = [call.model_copy(update={"input": self.secrets.scrub_data(call.input)}) for call in reply.tool_calls]
         return reply.model_copy(update={"text": self.secrets.scrub(reply.text), "tool_calls": calls})
 
-    def _start_thumbnail(self, shot: bytes | None) -> "asyncio.Future[str | None]":
+    def _start_thumbnail(self, shot: bytes | None) -> asyncio.Future[str | None]:
         """Shrink the screenshot for the step record in a thread, while the model is thinking."""
         if shot is None:
             future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()

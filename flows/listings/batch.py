@@ -25,19 +25,18 @@ from prefect import flow, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed
 
+from webtask_core.browser.runtime import SharedBrowser
 from webtask_core.errors import ConfigError
 from webtask_core.llm.anthropic import check_model_name
-from webtask_flows.listings.records import ListingRecord
-
 from webtask_flows.listings.artifacts import BatchProgress, publish_summary, summary_line
+from webtask_flows.listings.events import emit_batch_event
 from webtask_flows.listings.ledger import LedgerRecordError, ListingLedger, open_ledger
 from webtask_flows.listings.login import plan_login, start_shared_login
+from webtask_flows.listings.manifest import BatchInput, load_batch_input
 from webtask_flows.listings.models import ListingResult
+from webtask_flows.listings.records import ListingRecord
 from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, run_listing
 from webtask_flows.run_signals import SubflowStarts, announce_session
-from webtask_core.browser.runtime import SharedBrowser
-from webtask_flows.listings.events import emit_batch_event
-from webtask_flows.listings.manifest import BatchInput, load_batch_input
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
 

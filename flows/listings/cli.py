@@ -7,12 +7,10 @@ Kept here so webtask_core never imports prefect; flow imports stay inside the co
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from webtask_core.cli import app
-
 from webtask_flows.scripts_cli import scripts_app
 
 __all__ = ["app"]
@@ -36,7 +34,7 @@ def demo(
     listings: int = typer.Option(4, "--listings", min=1, max=20, help="How many listings to upload."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=8, help="Listings in flight at once."),
     keep_open: bool = typer.Option(False, "--keep-open", help="Keep the marketplace up until Ctrl+C."),
-    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the manifest, photos and ledger here."),
+    workdir: Path | None = typer.Option(None, "--workdir", help="Keep the manifest, photos and ledger here."),
     replay: bool = typer.Option(True, "--replay/--no-replay",
                                 help="Learn the listing flow on the first listing, replay it on the rest."),
 ) -> None:
@@ -65,7 +63,7 @@ def demo(
 @app.command("services")
 def services(
     listings: int = typer.Option(4, "--listings", min=1, max=20, help="Listings in the demo manifest."),
-    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the manifest, photos, ledger and sessions here."),
+    workdir: Path | None = typer.Option(None, "--workdir", help="Keep the manifest, photos, ledger and sessions here."),
     model_port: int = typer.Option(0, "--model-port", min=0, max=65535, help="Port of the offline model (0: a free one)."),
     site_port: int = typer.Option(0, "--site-port", min=0, max=65535, help="Port of the demo marketplace (0: a free one)."),
 ) -> None:
@@ -74,8 +72,8 @@ def services(
     _require_demo_extra("services")
     from rich.console import Console
 
-    from webtask_flows.listings.services import ServicesOptions, run_services
     from webtask_core.errors import ConfigError
+    from webtask_flows.listings.services import ServicesOptions, run_services
 
     console = Console(stderr=True)
     options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port)

@@ -12,6 +12,7 @@ Prefect import here is inside a function.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -86,11 +87,14 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
     """Redraw a table of the listings (state, steps, URL) from the Prefect API until ``done``."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
-        FlowRunFilter, FlowRunFilterId, FlowRunFilterName, FlowRunFilterParentFlowRunId,
+        FlowRunFilter,
+        FlowRunFilterId,
+        FlowRunFilterName,
+        FlowRunFilterParentFlowRunId,
     )
     from rich.live import Live
 
-    rows: dict[str, tuple[str, int]] = {sku: ("waiting", 0) for sku in skus}
+    rows: dict[str, tuple[str | None, int]] = dict.fromkeys(skus, ("waiting", 0))
     async with get_client() as client:
         with Live(_table(rows, titles, shop), console=console, refresh_per_second=4, transient=False) as live:
             parent_id = None
@@ -114,14 +118,12 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
                 live.update(_table(rows, titles, shop))
                 if finished:
                     break
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(done.wait(), timeout=_POLL_S)
-                except asyncio.TimeoutError:
-                    pass
     console.print()
 
 
-def _table(rows: dict[str, tuple[str, int]], titles: dict[str, str], shop: Any) -> Any:
+def _table(rows: dict[str, tuple[str | None, int]], titles: dict[str, str], shop: Any) -> Any:
     from rich.table import Table
 
     table = Table(title="batch-listing-upload", expand=False)
@@ -129,7 +131,7 @@ def _table(rows: dict[str, tuple[str, int]], titles: dict[str, str], shop: Any) 
         table.add_column(column)
     for sku, (state, steps) in rows.items():
         listed = shop.listing_by_sku(sku)
-        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red"}.get(state, "dim")
+        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red"}.get(state or "", "dim")
         table.add_row(sku, titles[sku], f"[{colour}]{state}[/{colour}]", str(steps or ""),
                       urlsplit(listed[0].url).path if listed else "")
     return table
@@ -166,13 +168,13 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     from prefect.blocks.system import Secret
 
     from webtask_flows.listings.artifacts import model_calls_line
-    from webtask_flows.listings.batch import batch_listing_upload, batch_results
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
+    from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
     started = time.perf_counter()
     owned_workdir = options.workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="webtask-demo-")) if owned_workdir else Path(options.workdir)
+    workdir = Path(tempfile.mkdtemp(prefix="webtask-demo-")) if options.workdir is None else Path(options.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     use_claude = bool(os.environ.get("ANTHROPIC_API_KEY"))
     # The demo's sessions and replay scripts stay in its own folder unless a store is configured.
@@ -192,7 +194,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
             if fake is not None:
                 fake.start()
                 os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = fake.base_url, "offline-demo"
-            console.print("[bold]Model[/bold]: " + ("Claude (ANTHROPIC_API_KEY is set)" if use_claude
+            console.print("[bold]Model[/bold]: " + ("Claude (ANTHROPIC_API_KEY is set)" if fake is None
                                                     else f"the scripted offline model at {fake.base_url}"))
             try:
                 console.print("[dim]Starting Prefect (the embedded server takes a few seconds)...[/dim]")
@@ -221,7 +223,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                     "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens",
                                                                     "usage", "model_calls", "replayed_steps", "replay"})
                                  for r in results],
-                    "marketplace": [{"sku": l.sku, "url": l.url, "photos": len(l.photos)} for l in shop.listings()],
+                    "marketplace": [{"sku": item.sku, "url": item.url, "photos": len(item.photos)} for item in shop.listings()],
                 }
                 _where_to_look(console, shop, state)
                 if options.keep_open:
@@ -239,10 +241,8 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
 
 
 async def _wait_forever() -> None:
-    try:
+    with contextlib.suppress(asyncio.CancelledError, KeyboardInterrupt):
         await asyncio.Event().wait()
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        pass
 
 
 def _where_to_look(console: Any, shop: Any, state: Any) -> None:

@@ -25,9 +25,8 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from webtask_core.errors import ConfigError
-from webtask_flows.listings.records import validate_listings
 from webtask_core.storage import parse_s3_uri
-
+from webtask_flows.listings.records import validate_listings
 from webtask_flows.settings import S3Source, resolve_s3_client
 
 __all__ = ["listings_etl", "sample_products", "product_photo", "PRODUCTS"]

@@ -27,10 +27,9 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from webtask_core.errors import ConfigError
-from webtask_flows.listings.records import ListingRecord
 from webtask_core.storage import default_session_folder, is_s3_uri
-
 from webtask_flows.listings.models import ListingResult
+from webtask_flows.listings.records import ListingRecord
 from webtask_flows.settings import WebtaskSettings
 
 __all__ = [
@@ -122,7 +121,7 @@ async def _s3_bucket_block(uri: str) -> Any:
         raise ConfigError("ledger", f"{uri!r} must look like s3://bucket or s3://bucket/prefix")
     settings = WebtaskSettings.from_env()
     if settings.aws_credentials_block:
-        credentials = await AwsCredentials.aload(settings.aws_credentials_block)
+        credentials: AwsCredentials = await AwsCredentials.aload(settings.aws_credentials_block)
     else:
         credentials = AwsCredentials()
     if settings.s3_endpoint_url and not credentials.aws_client_parameters.endpoint_url:

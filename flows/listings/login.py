@@ -19,24 +19,21 @@ A login that fails does not stop the batch: it logs a warning and the listings l
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import importlib.resources
 import json
 import re
-from collections.abc import Iterator
-from contextvars import ContextVar
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from webtask_flows.run_signals import SubflowStarts
 from webtask_core.errors import ConfigError, SessionFormatError
-from webtask_flows.listings.records import load_task_template
 from webtask_core.record import WorkerStatus
 from webtask_core.storage import SavedSession
+from webtask_flows.listings.records import load_task_template
+from webtask_flows.run_signals import SubflowStarts
 
 __all__ = [
     "LoginPlan",
@@ -127,7 +124,7 @@ def stored_login_problem(stored: SavedSession | None, *, site_url: str, max_age:
     site may still have revoked the cookies, which the listings' "log in if needed" covers."""
     if stored is None:
         return "no stored login"
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     age = now - stored.saved_at
     if age > max_age:
         return f"the stored login is {age.total_seconds() / 60:.0f} minutes old"
@@ -151,7 +148,7 @@ def stored_login_problem(stored: SavedSession | None, *, site_url: str, max_age:
 
 async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, batch_id: str,
                              starts: SubflowStarts | None = None,
-                             labels: dict[str, str] | None = None) -> "asyncio.Future[str | None]":
+                             labels: dict[str, str] | None = None) -> asyncio.Future[str | None]:
     """Make sure a usable login will be stored under ``plan.session_key``.
 
     Reads the stored login first (a session store that cannot be read fails the batch here, before
@@ -166,6 +163,7 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     logger = get_run_logger()
     store = await get_session_store()
     key = plan.session_key
+    problem: str | None
     try:
         stored = await load_session(key, store=store)
     except SessionFormatError as exc:
@@ -173,8 +171,8 @@ async def start_shared_login(plan: LoginPlan, *, fan_out: str, deployment: str, 
     else:
         problem = stored_login_problem(stored, site_url=plan.parameters["start_url"],
                                        max_age=timedelta(minutes=plan.max_age_minutes))
-    if problem is None:
-        logger.info("Reusing the stored login %r (saved %s)", key, stored.saved_at.isoformat())  # type: ignore[union-attr]
+    if problem is None and stored is not None:  # (no stored login is a problem too)
+        logger.info("Reusing the stored login %r (saved %s)", key, stored.saved_at.isoformat())
         done: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         done.set_result(key)
         return done
@@ -212,7 +210,7 @@ class LoginOutcome(BaseModel):
     message: str | None = None
 
     @classmethod
-    def of(cls, state: Any) -> "LoginOutcome":
+    def of(cls, state: Any) -> LoginOutcome:
         if state is None:
             return cls(completed=False, state_name="without a state")
         return cls(completed=state.is_completed(), state_name=state.name, message=state.message)

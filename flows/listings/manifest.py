@@ -18,9 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from webtask_core.errors import ConfigError
-from webtask_flows.listings.records import ListingRecord, ManifestError, RowProblem, parse_manifest, validate_listings
 from webtask_core.storage import is_s3_uri, parse_s3_uri
-
+from webtask_flows.listings.records import ListingRecord, ManifestError, RowProblem, parse_manifest, validate_listings
 from webtask_flows.resources import resource_problems
 from webtask_flows.settings import S3Source, resolve_s3_client
 

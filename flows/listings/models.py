@@ -6,7 +6,7 @@ rerun reports them without running them again.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -44,7 +44,7 @@ class ListingResult(BaseModel):
     model_calls: int = 0  # steps the model decided
     replayed_steps: int = 0  # steps a replay script decided: model calls saved
     replay: str = "none"  # replayed, repaired, recorded, handed_over, none (see webtask_core.task_run)
-    finished_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def failed(self) -> bool:

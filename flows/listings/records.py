@@ -11,11 +11,14 @@ import io
 import json
 import re
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webtask_core.errors import ConfigError, WebtaskError
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = [
     "ListingRecord",
@@ -178,7 +181,7 @@ def parse_manifest(data: bytes | str, *, source: str = "manifest") -> ManifestRo
 _DEFAULT_TEMPLATE = "listing_task.yaml"
 
 
-def load_task_template(template: str | None = None) -> "jinja2.Template":
+def load_task_template(template: str | None = None) -> jinja2.Template:
     """The listing task template: the packaged one, a path to a YAML/Jinja file, or template text."""
     import importlib.resources
     from pathlib import Path
@@ -228,7 +231,7 @@ def template_name(template: str | None) -> str:
 
 
 def render_listing_task(
-    template: "jinja2.Template",
+    template: jinja2.Template,
     listing: ListingRecord,
     *,
     photo_names: list[str],

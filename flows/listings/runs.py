@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ValidationError
 
 from webtask_core.replay import script_key
-
+from webtask_flows.listings.models import ListingOutput, ListingResult
 from webtask_flows.listings.records import (
     ListingRecord,
     listing_fields,
@@ -22,8 +22,6 @@ from webtask_flows.listings.records import (
     render_listing_task,
     template_name,
 )
-
-from webtask_flows.listings.models import ListingOutput, ListingResult
 from webtask_flows.run_signals import SubflowStarts
 from webtask_flows.subflows import run_in_own_task
 

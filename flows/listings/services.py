@@ -66,12 +66,12 @@ class Services:
 @contextmanager
 def running_services(options: ServicesOptions) -> Iterator[Services]:
     """Both services and the manifest, stopped and (unless ``workdir`` was given) removed after."""
-    from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
+    from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
 
     owned = options.workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if owned else Path(options.workdir)
+    workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if options.workdir is None else Path(options.workdir)
     try:
         with ExitStack() as stack:
             try:

@@ -30,7 +30,9 @@ OUTPUT_SCHEMA = {
 }
 
 
-def listing_task(site_url: str, *, sku: str = "BOOT-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")) -> str:
+def listing_task(
+    site_url: str, *, sku: str = "BOOT-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")
+) -> str:
     data = {
         "sku": sku, "title": "Red leather boots", "description": "Worn once.\nSize 39.", "price": 45.0,
         "category": "Women's Shoes", "condition": "Like new", "photos": list(photos),
@@ -195,7 +197,7 @@ class WebhookReceiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "WebhookReceiver":
+    def __enter__(self) -> WebhookReceiver:
         self.thread.start()
         return self
 

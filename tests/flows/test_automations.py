@@ -11,13 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from flow_helpers import WebhookReceiver
 from prefect import flow
 
-from flow_helpers import WebhookReceiver
-
+from webtask_core.errors import ConfigError
 from webtask_flows.automations import create_automation_from_file, create_webhook_block, main
 from webtask_flows.events import emit_task_event
-from webtask_core.errors import ConfigError
 
 AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
 
@@ -107,8 +106,8 @@ def test_every_shipped_automation_is_valid():
 
 
 async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webhook):
-    from webtask_flows.listings.models import ListingResult
     from webtask_flows.listings.events import emit_batch_event
+    from webtask_flows.listings.models import ListingResult
 
     await create_webhook_block("webtask-test-alerts-2", webhook.url)
     # Every alert; not the zombie-run one, which would crash the session's later long runs.

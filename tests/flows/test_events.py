@@ -11,8 +11,8 @@ from flow_helpers import (
 )
 from prefect import flow
 
-from webtask_flows.events import emit_task_event
 from webtask_core.errors import ConfigError
+from webtask_flows.events import emit_task_event
 
 
 @flow
@@ -97,8 +97,8 @@ async def test_a_run_that_fails_with_an_error_emits_failed(flow_env, monkeypatch
 
 
 async def test_batch_events_count_and_name_the_failures():
-    from webtask_flows.listings.models import ListingResult
     from webtask_flows.listings.events import emit_batch_event
+    from webtask_flows.listings.models import ListingResult
 
     @flow
     async def batch_flow() -> str:

@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 import pytest
 from flow_helpers import (
     OUTPUT_SCHEMA,
-    SHOP_PASSWORD,
     flow_env,  # noqa: F401 (fixture)
     make_photos,
     shop,  # noqa: F401 (fixture)

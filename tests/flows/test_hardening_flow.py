@@ -29,10 +29,10 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.run_flow import run_webtask
-from webtask_core.testing import MarketplaceListingPolicy, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.page_site import PageSite
 from webtask_core.testing.request_view import find_element, latest_page
+from webtask_flows.run_flow import run_webtask
 
 FORM = """<!doctype html><title>Profile</title><h1>Profile</h1>
 <form action="/echo" method="get">

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from prefect import flow
 
-from webtask_flows.resources import downloaded_resources, fetch_resources, resource_folder
 from webtask_core.errors import ResourceError
+from webtask_flows.resources import downloaded_resources, fetch_resources, resource_folder
 
 ODD_KEYS = {
     "front": "photos/front.jpg",

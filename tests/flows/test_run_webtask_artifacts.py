@@ -6,6 +6,9 @@ import hashlib
 
 import pytest
 
+from webtask_core.llm.types import Usage
+from webtask_core.record import Step, StepTimings, ToolCallRecord, WorkerStatus
+from webtask_core.secrets import SecretValues
 from webtask_flows.artifacts import (
     ARTIFACT_KEY_PATTERN,
     step_markdown,
@@ -14,9 +17,6 @@ from webtask_flows.artifacts import (
     summary_markdown,
 )
 from webtask_flows.run_result import WebtaskResult
-from webtask_core.llm.types import Usage
-from webtask_core.secrets import SecretValues
-from webtask_core.record import Step, StepTimings, ToolCallRecord, WorkerStatus
 
 SECRET = "hunter2-very-secret"
 

@@ -13,11 +13,11 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.run_flow import run_webtask
-from webtask_flows.run_result import webtask_result
 from webtask_core.errors import PermanentModelError
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 from webtask_core.testing.request_view import latest_page, latest_url
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import webtask_result
 
 
 class OverloadAfter:
@@ -107,8 +107,8 @@ def test_retry_condition_is_a_plain_function():
 
     from prefect.states import Failed
 
-    from webtask_flows.steps import is_transient_failure, run_step, step_task
     from webtask_core.errors import ActionError, BrowserCrashedError, ModelTransientError
+    from webtask_flows.steps import is_transient_failure, run_step, step_task
 
     assert inspect.isfunction(run_step.retry_condition_fn)  # Prefect never retries with a partial
     assert step_task(retries=2, retry_delay_s=0.01).retry_condition_fn is is_transient_failure

@@ -9,9 +9,9 @@ from flow_helpers import (
     shop,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.run_flow import run_webtask
 from webtask_core.errors import ConfigError, ResourceError
 from webtask_core.testing import ReplayPolicy, ToolUse
+from webtask_flows.run_flow import run_webtask
 
 
 async def _failed_run(monkeypatch, shop, **parameters):

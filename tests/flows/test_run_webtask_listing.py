@@ -20,11 +20,11 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.run_flow import run_webtask
-from webtask_flows.run_result import WebtaskResult, webtask_result
-from webtask_flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
 from webtask_core.record import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import WebtaskResult, webtask_result
 
 
 async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monkeypatch, s3_endpoint, s3_client,

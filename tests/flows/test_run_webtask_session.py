@@ -14,11 +14,11 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.run_flow import run_webtask
-from webtask_flows.run_result import webtask_result
 from webtask_core.errors import SessionFormatError
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.request_view import latest_page, latest_url, task_text
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import webtask_result
 
 
 async def test_second_run_is_still_logged_in_and_sees_the_first(flow_env, shop, shop_secret, monkeypatch):

@@ -21,13 +21,13 @@ from flow_helpers import (
 )
 from prefect import flow
 
-from webtask_core.browser.runtime import BrowserRuntime, SharedBrowser, active_shared_browser
-from webtask_flows.run_flow import run_webtask
-from webtask_flows.run_result import webtask_result
 from webtask_core.browser import Browser
+from webtask_core.browser.runtime import BrowserRuntime, SharedBrowser, active_shared_browser
 from webtask_core.errors import ConfigError
 from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.request_view import latest_page, latest_url
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.run_result import webtask_result
 
 
 def logins(shop: Any) -> int:

@@ -16,11 +16,11 @@ from flow_helpers import (
 )
 from prefect import flow
 
+from webtask_core.record import WorkerStatus
+from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 from webtask_flows.automations import create_automation_from_file, create_webhook_block
 from webtask_flows.run_flow import run_webtask
 from webtask_flows.run_result import WebtaskFailed, WebtaskResult, webtask_result
-from webtask_core.record import WorkerStatus
-from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, ToolUse
 
 AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
 

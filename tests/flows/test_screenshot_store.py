@@ -13,10 +13,10 @@ from flow_helpers import (
     shop,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.screenshots import screenshot_store_from_env
-from webtask_flows.run_flow import run_webtask
 from webtask_core.errors import ConfigError
 from webtask_core.testing import ReplayPolicy, ToolUse
+from webtask_flows.run_flow import run_webtask
+from webtask_flows.screenshots import screenshot_store_from_env
 
 
 async def test_step_pictures_are_image_artifacts_with_presigned_urls(flow_env, shop, monkeypatch, s3_endpoint,

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
+from datetime import UTC
 
 import pytest
 
+from webtask_core.errors import ConfigError, SessionFormatError
+from webtask_core.storage import LocalSessionStore, S3SessionStore
 from webtask_flows.session_store import (
     get_session_store,
     load_session,
@@ -16,8 +19,6 @@ from webtask_flows.session_store import (
     session_lock,
     session_lock_name,
 )
-from webtask_core.errors import ConfigError, SessionFormatError
-from webtask_core.storage import LocalSessionStore, S3SessionStore
 
 SESSION = {"schema_version": 1, "status": "completed", "feedback": "listed", "pairs": []}
 STATE = {"cookies": [{"name": "sid", "value": "abc", "domain": "127.0.0.1", "path": "/"}], "origins": []}
@@ -51,11 +52,11 @@ async def test_local_round_trip(tmp_path):
 
 
 def _worker_session():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from webtask_core.record import TaskRecord
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return TaskRecord(status="completed", task_description="List the boots", feedback="listed",
                          output={"url": "http://127.0.0.1/l/1"}, max_steps=20, steps_used=4,
                          started_at=now, finished_at=now)

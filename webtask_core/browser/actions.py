@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Locator, Page
+from playwright.async_api import Frame, Locator, Page, Position
 
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
@@ -52,7 +52,8 @@ _SCROLL_ELEMENT = """(el, [dy, mark]) => {
   if (!box || box === document.body || box === document.documentElement) return null;
   const before = box.scrollTop;
   box.scrollBy({top: dy * box.clientHeight, behavior: 'instant'});
-  return [box === el, box.getAttribute(mark) || box.tagName.toLowerCase(), before, box.scrollTop, box.scrollHeight, box.clientHeight];
+  return [box === el, box.getAttribute(mark) || box.tagName.toLowerCase(), before,
+          box.scrollTop, box.scrollHeight, box.clientHeight];
 }"""
 # Whether the click made this document start leaving: the navigation probe.js noted (not a
 # same-document one, not one the page cancelled) or, when that is still to come, a form submitted
@@ -100,7 +101,7 @@ class Target:
         return self.frame.locator(f'[{MARK_ATTRIBUTE}="{self.element_id}"]').first
 
     @property
-    def position(self) -> dict[str, float] | None:
+    def position(self) -> Position | None:
         point = self.info.get("point")
         return {"x": point[0], "y": point[1]} if point else None
 
@@ -119,7 +120,7 @@ class Target:
         if self.info["disabled"]:
             raise ActionError(f"{self.element_id} is disabled")
 
-    def require_point(self, when: str = "") -> dict[str, float]:
+    def require_point(self, when: str = "") -> Position:
         """Where to click it; ActionError saying what is in the way when no point of it takes the mouse.
         `when` qualifies the message (the probe taken once the mouse is on the element)."""
         self.require_visible()

@@ -15,7 +15,9 @@ __all__ = ["document_url", "focused_frame"]
 
 _MAX_DEPTH = 10  # frames nested deeper than this are not followed (and typing there is refused)
 # The focused element, through open shadow roots (a widget's iframe can sit inside one).
-_DEEP_ACTIVE = "let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+_DEEP_ACTIVE = (
+    "let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+)
 _FOCUS_IN_CHILD_FRAME = "() => { " + _DEEP_ACTIVE + " return !!a && (a.tagName === 'IFRAME' || a.tagName === 'FRAME'); }"
 _IS_FOCUSED = "(element) => { " + _DEEP_ACTIVE + " return a === element; }"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from playwright.async_api import Browser as PlaywrightBrowser
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Playwright, async_playwright
+from playwright.async_api import Playwright, StorageState, async_playwright
 
 from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
 from webtask_core.browser.domains import DomainPolicy
@@ -57,7 +57,7 @@ async def _remove_folder(folder: Path) -> None:
     logger.warning("could not remove the browser's temporary folder %s", folder)
 
 
-def _check_storage_state(state: object) -> dict[str, Any] | None:
+def _check_storage_state(state: object) -> StorageState | None:
     if state is None:
         return None
     if not isinstance(state, dict):

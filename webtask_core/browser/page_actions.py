@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator, Page
@@ -191,7 +191,7 @@ async def _visible(frame: Frame, locator: Locator, deadline: float) -> None:
     raise PlaywrightTimeoutError(f"not visible within the time given ({locator})")
 
 
-async def _first_success(waits: list[Awaitable[None]]) -> bool:
+async def _first_success(waits: Sequence[Awaitable[None]]) -> bool:
     """True as soon as one wait succeeds; False if all of them time out."""
     tasks = [asyncio.ensure_future(wait) for wait in waits]
     try:

@@ -86,7 +86,8 @@ class RedirectGuard:
                 if main:
                     self._on_block(target, page)
                 # "Aborted" cancels the navigation and keeps the current page (no error page).
-                await cdp.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted" if main else "BlockedByClient"})
+                reason = "Aborted" if main else "BlockedByClient"
+                await cdp.send("Fetch.failRequest", {"requestId": request_id, "errorReason": reason})
             else:
                 await cdp.send("Fetch.continueRequest", {"requestId": request_id})
         except PlaywrightError as error:

@@ -56,7 +56,7 @@ class SharedBrowser:
         state = "closed" if self._closed else ("running" if self.is_alive else "idle")
         return f"SharedBrowser({state}, launches={self.launches})"
 
-    async def __aenter__(self) -> "SharedBrowser":
+    async def __aenter__(self) -> SharedBrowser:
         if self._token is not None or self._closed:
             raise RuntimeError("a SharedBrowser can be entered once")
         self._loop = asyncio.get_running_loop()
@@ -158,7 +158,7 @@ class BrowserRuntime:
         self._own_browser: Browser | None = None  # only when neither shared nor the caller's
         self._tab: BrowserTab | None = tab
 
-    async def __aenter__(self) -> "BrowserRuntime":
+    async def __aenter__(self) -> BrowserRuntime:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -30,7 +31,11 @@ if TYPE_CHECKING:
 
 __all__ = ["BrowserTab"]
 
-_FOCUSED_IS_PASSWORD = "() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return !!a && a.type === 'password'; }"
+_FOCUSED_IS_PASSWORD = (
+    "() => { let a = document.activeElement;"
+    " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+    " return !!a && a.type === 'password'; }"
+)
 _GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
@@ -260,10 +265,8 @@ class BrowserTab:
     async def _after_repaint(self) -> None:
         repaint, self._repaint = self._repaint, None
         if repaint is not None:
-            try:
+            with contextlib.suppress(TimeoutError):  # a busy page: act anyway, as before
                 await asyncio.wait_for(repaint, timeout=_REPAINT_WAIT_S)
-            except TimeoutError:
-                pass  # a busy page: act anyway, as before
 
     async def typing_url(self, element_id: str | None = None) -> str:
         """The URL of the document that text typed now would reach: `element_id`'s frame, or the
@@ -404,9 +407,13 @@ class BrowserTab:
         if text is not None and element_id is not None:
             raise ActionError("wait_for: give text or element_id, not both (neither: wait for the page to settle)")
         if text is not None and not text.strip():
-            raise ActionError("wait_for: text is empty; give the text to wait for, or leave it out to wait for the page to settle")
+            raise ActionError(
+                "wait_for: text is empty; give the text to wait for, or leave it out to wait for the page to settle"
+            )
         if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
-            raise ActionError(f"wait_for: timeout_s must be more than 0 and at most {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}")
+            raise ActionError(
+                f"wait_for: timeout_s must be more than 0 and at most {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}"
+            )
         if text is None and element_id is None:
             return await self._run(
                 "wait for the page to settle",

@@ -157,18 +157,18 @@ class _Stitcher:
         run_side = 0
         shown = 0  # which side of the scroll box's view the last item lies on
         for index, item in enumerate(items):
-            where = 0 if view is None else _view_side(positions, index, view)  # type: ignore[arg-type]
+            where = 0 if view is None or positions is None else _view_side(positions, index, view)
             if where != shown:
                 if run:
                     self._elide(run, run_side, depth, pad, frame_key, scroller)
                     run = []
                 self.lines.append(f"{pad}- {_VIEW_MARKERS[where]}")
                 shown = where
-            if window is not None:
-                top = positions[2 * index]  # type: ignore[index]
+            if window is not None and positions is not None:  # (window is None when positions is)
+                top, bottom = positions[2 * index], positions[2 * index + 1]
                 side = 0
-                if top is not None:
-                    if positions[2 * index + 1] + offset < window[0]:  # type: ignore[index,operator]
+                if top is not None and bottom is not None:  # both or neither, as in _view_side
+                    if bottom + offset < window[0]:
                         side = -1
                     elif top + offset > window[1]:
                         side = 1
@@ -303,7 +303,7 @@ class _Stitcher:
         title = item.get("x")
         head = f"iframe {_quote(title)}" if title else "iframe"
         self.lines.append(f"{pad}- {head}")
-        key = item.get("k")
+        key: str = item.get("k") or ""
         child = self.frames.get(key) if key else None
         if child is not None and key not in self.visited:
             self.visited.add(key)

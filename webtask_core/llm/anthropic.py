@@ -20,18 +20,18 @@ import anthropic
 from anthropic.types import Model as _SDKModel
 
 from webtask_core.errors import ConfigError, ModelTransientError, PermanentModelError, UnknownModelError
+from webtask_core.llm.guard import check_model_endpoint
 from webtask_core.llm.types import (
     ImageBlock,
-    ReasoningBlock,
     Message,
     ModelReply,
+    ReasoningBlock,
     TextBlock,
     ToolCall,
     ToolResult,
     ToolSpec,
     Usage,
 )
-from webtask_core.llm.guard import check_model_endpoint
 
 try:  # Bedrock signs requests with botocore; its credential errors are raised at call time.
     from botocore.exceptions import BotoCoreError as _BotoCoreError

@@ -113,11 +113,11 @@ def offline_mode(*, block_network: bool = True) -> Iterator[None]:
         if host is not None and not is_loopback_host(host):
             raise NetworkBlockedError(f"offline_mode: connection to {address!r} refused; {_FAKE_HINT}")
 
-    def guarded_connect(self: socket.socket, address: Any) -> None:
+    def guarded_connect(self: Any, address: Any) -> None:
         _check(address)
         return original_connect(self, address)
 
-    def guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    def guarded_connect_ex(self: Any, address: Any) -> int:
         _check(address)
         return original_connect_ex(self, address)
 

@@ -38,7 +38,7 @@ class Recorder:
         self.normalise = Normaliser(params, identifying=identifying)
         self.steps: list[ScriptStep] = []
 
-    def record(self, step: "Step", observation: "Observation") -> None:
+    def record(self, step: Step, observation: Observation) -> None:
         """Keep ``step`` (its calls made on ``observation``)."""
         actions: list[ScriptAction] = []
         needs_model = None
@@ -64,7 +64,7 @@ class Recorder:
                             source=source)
 
     def _action(self, tool: str, raw: dict[str, Any],
-                observation: "Observation") -> tuple[ScriptAction | None, bool]:
+                observation: Observation) -> tuple[ScriptAction | None, bool]:
         data = dict(raw)
         element = None
         element_id = data.get("element_id")

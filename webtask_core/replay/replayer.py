@@ -68,7 +68,7 @@ class Replayer:
         note, self._pending_note = self._pending_note, None
         return note
 
-    def decide(self, observation: "Observation") -> ModelReply | None:
+    def decide(self, observation: Observation) -> ModelReply | None:
         """The scripted reply for this page, or None when the model must decide this step."""
         if self.position >= len(self.script.steps):
             return None
@@ -81,7 +81,7 @@ class Replayer:
             self._hand_over(page, self.position, problem, site_changed=not item_only)
         return reply
 
-    def after(self, step: "Step") -> None:
+    def after(self, step: Step) -> None:
         """A replayed step ran: a failed call hands the next step to the model."""
         failed = [call for call in step.tool_calls if not call.ok]
         if failed:
@@ -90,7 +90,7 @@ class Replayer:
     # ---- helpers ----
 
     def _reply_for(self, index: int, page: PageSignature,
-                   observation: "Observation") -> tuple[ModelReply | None, str]:
+                   observation: Observation) -> tuple[ModelReply | None, str]:
         step = self.script.steps[index]
         if step.needs_model:
             return None, step.needs_model
@@ -114,7 +114,7 @@ class Replayer:
         text = REPLAYED_TEXT.format(number=index + 1, key=self.script.key, revision=self.script.revision)
         return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), ""
 
-    def _resume(self, page: PageSignature, observation: "Observation") -> ModelReply | None:
+    def _resume(self, page: PageSignature, observation: Observation) -> ModelReply | None:
         if page == self._handed_over_on:
             return None
         for index in range(max(self.position, self._handed_over_step + 1), len(self.script.steps)):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
@@ -79,7 +79,7 @@ class ReplayScript(BaseModel):
     revision: int = 1  # 1 when first recorded; +1 each time a run repaired it
     params: list[str] = Field(default_factory=list)  # the parameter names the recording had
     steps: list[ScriptStep]
-    recorded_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    recorded_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     source: str = ""  # what recorded it (a flow run id, "agent")
 
     @property

@@ -114,7 +114,7 @@ class ElementFingerprint(BaseModel):
     frame: str = ""
 
     @classmethod
-    def of(cls, element: "ElementInfo", normalise: Normaliser) -> "ElementFingerprint":
+    def of(cls, element: ElementInfo, normalise: Normaliser) -> ElementFingerprint:
         attributes = {}
         for key in STABLE_ATTRIBUTES:
             value = element.attributes.get(key)
@@ -132,7 +132,7 @@ class ElementFingerprint(BaseModel):
         text = f' "{self.text[:40]}"' if self.text else ""
         return f"{self.tag}{text}" + (f" ({', '.join(details)})" if details else "")
 
-    def score(self, other: "ElementFingerprint") -> int:
+    def score(self, other: ElementFingerprint) -> int:
         """How alike two fingerprints are; below zero when they cannot be the same control."""
         if other.tag != self.tag or (self.type or "") != (other.type or ""):
             return -100
@@ -151,7 +151,7 @@ class ElementFingerprint(BaseModel):
         return score
 
 
-def resolve_element(fingerprint: ElementFingerprint, observation: "Observation",
+def resolve_element(fingerprint: ElementFingerprint, observation: Observation,
                     normalise: Normaliser) -> tuple[str | None, str]:
     """The id of the one element of ``observation`` that matches, else None and why."""
     scored = sorted(
@@ -177,13 +177,13 @@ class PageSignature(BaseModel):
     keyed: bool = True
 
     @classmethod
-    def of(cls, observation: "Observation", normalise: Normaliser) -> "PageSignature":
+    def of(cls, observation: Observation, normalise: Normaliser) -> PageSignature:
         keyed = normalise.mentions(f"{observation.url}\n{observation.title}\n{observation.tree}")
         return cls(url=url_pattern(observation.url), title=normalise(observation.title),
                    kinds=tuple(sorted({_kind(element, normalise) for element in observation.elements.values()})),
                    keyed=keyed)
 
-    def difference(self, other: "PageSignature") -> str | None:
+    def difference(self, other: PageSignature) -> str | None:
         """None when ``other`` is the same page; else what differs, in words."""
         if self.url != other.url:
             return f"the page is {other.url}, the recording was on {self.url}"
@@ -202,7 +202,7 @@ class PageSignature(BaseModel):
             return "the page " + " and ".join(parts)
         return None
 
-    def only_grew(self, other: "PageSignature") -> bool:
+    def only_grew(self, other: PageSignature) -> bool:
         """True when ``other`` is this page about this run's item with more links — a search that
         now finds it, a record that exists already: what the item's state is, not a site change."""
         mine, theirs = set(self.kinds), set(other.kinds)
@@ -217,7 +217,7 @@ def _is_link(kind: str) -> bool:
     return _LINK in kind
 
 
-def _kind(element: "ElementInfo", normalise: Normaliser) -> str:
+def _kind(element: ElementInfo, normalise: Normaliser) -> str:
     href = element.attributes.get("href")
     if href:  # a link is where it goes; its text is content (lists of records grow and change)
         return f"{element.tag}{_LINK}{url_pattern(href)}"

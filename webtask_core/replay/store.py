@@ -41,7 +41,7 @@ def script_key(job: str, host: str, version: str | int = 1) -> str:
 class ScriptStore:
     """``ScriptStore(session_store)``: scripts beside the sessions (in its ``scripts/`` child)."""
 
-    def __init__(self, sessions: "SessionStore"):
+    def __init__(self, sessions: SessionStore):
         self.backend = sessions.child(SCRIPTS_FOLDER)
 
     def __repr__(self) -> str:

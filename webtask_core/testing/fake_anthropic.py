@@ -148,6 +148,7 @@ class FakeAnthropicServer(FakeMessagesAPI):
         if self._httpd is None:
             raise RuntimeError("FakeAnthropicServer is not running: use it as a context manager or call start()")
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET address (typeshed allows bytes too)
         return f"http://{host}:{port}"
 
     # ------------------------------------------------------------------------------------ handling

@@ -100,6 +100,8 @@ def _check_message(index: int, message: Any, previous_tool_ids: list[str]) -> st
         if kind == "tool_use":
             if message["role"] != "assistant":
                 return f"{block_where}: tool_use blocks are only allowed in assistant messages"
+            if not isinstance(block.get("id"), str):  # as the API says; a None id made the ids' join below fail
+                return f"{block_where}.id: Field required"
             if not isinstance(block.get("input"), dict):
                 return f"{block_where}.input: Input should be a valid dictionary"
         elif kind in ("text", "image"):
@@ -147,7 +149,7 @@ def validate_request(request: dict[str, Any]) -> str | None:
                 "the next message."
             )
         previous_tool_ids = [
-            b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+            b["id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"  # a str: checked above
         ] if message["role"] == "assistant" else []
     return None
 

@@ -3,6 +3,7 @@ closed on stop, and the helpers the Messages API answers are built with."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -100,7 +101,5 @@ class MessagesHTTPServer(ThreadingHTTPServer):
         with self.sockets_lock:
             sockets, self.open_sockets = list(self.open_sockets), set()
         for sock in sockets:
-            try:
+            with contextlib.suppress(OSError):  # already closed by the client
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:  # already closed by the client
-                pass

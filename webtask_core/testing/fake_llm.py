@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from typing import Any
 
 from anthropic.types import Message as _SDKMessage
 

@@ -249,7 +249,8 @@ class FakeMessagesAPI:
         fault = exchange.fault
         if fault not in ("malformed_input", "malformed_types"):
             return result
-        tool_names = [t.get("name") for t in exchange.request.get("tools") or [] if isinstance(t, dict)]
+        tool_names = [name for t in exchange.request.get("tools") or []
+                      if isinstance(t, dict) and isinstance(name := t.get("name"), str)]
         uses = [ToolUse(u.name, u.input, u.id) for u in result.tool_uses] or [
             ToolUse(name=(tool_names or ["tool"])[0], input={})
         ]

@@ -242,7 +242,8 @@ async def _run_agent_case(
     base = MarketplaceListingPolicy(max_failed_turns=10**6 if case.kind == "malformed" else 3)
     model = FaultyModel(case, env.site, base, malformed=env.malformed_per_run)
     relaxed = StuckThresholds(page_threshold=env.malformed_per_run + 8, action_threshold=env.malformed_per_run)
-    options = WorkerOptions(screenshots=case.kind != "malformed", stuck=relaxed if case.kind == "malformed" else StuckThresholds())
+    stuck = relaxed if case.kind == "malformed" else StuckThresholds()
+    options = WorkerOptions(screenshots=case.kind != "malformed", stuck=stuck)
     timeout_s = 1.0 if case.kind == "model_timeout" else 15.0
     status: str | None = None
     reason, steps, error, session = "", 0, None, None

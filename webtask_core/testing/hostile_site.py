@@ -64,12 +64,13 @@ class HostileSite:
     @property
     def origin(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET address (typeshed allows bytes too)
         return f"http://{host}:{port}"
 
     def url(self, path: str) -> str:
         return self.origin + path
 
-    def start(self) -> "HostileSite":
+    def start(self) -> HostileSite:
         self._thread.start()
         return self
 
@@ -78,7 +79,7 @@ class HostileSite:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "HostileSite":
+    def __enter__(self) -> HostileSite:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

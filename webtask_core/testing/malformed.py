@@ -111,7 +111,7 @@ def _call(name: str, tool_input: object, call_id: str | None = None) -> Reply:
 
 
 def _unknown_tool(rng: random.Random, huge: int) -> Reply:
-    name = rng.choice(_UNKNOWN_TOOLS + ["x" * rng.choice([65, 300])])
+    name = rng.choice([*_UNKNOWN_TOOLS, "x" * rng.choice([65, 300])])
     return _call(name, rng.choice([{}, {"element_id": "button-1"}, {"url": "https://evil.example/"}]))
 
 

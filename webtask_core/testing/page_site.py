@@ -39,6 +39,7 @@ class PageSite:
                 site.bodies.append(body)
                 parts = urlsplit(self.path)
                 page = site.pages.get(parts.path)
+                headers: dict[str, str]
                 if page is None:
                     status, html, headers = 404, "<h1>Not found</h1>", {}
                 elif callable(page):
@@ -70,7 +71,7 @@ class PageSite:
     def url(self, path: str) -> str:
         return self.origin + path
 
-    def __enter__(self) -> "PageSite":
+    def __enter__(self) -> PageSite:
         self.thread.start()
         return self
 

@@ -136,7 +136,7 @@ class _Step:
             return _abort("the task's ```json block is not an object")
         # A task whose data names no SKU is a log-in task (a batch's shared login).
         self.login_only = self.policy.login_only or "sku" not in self.data
-        needed = ("username", "password") if self.login_only else _REQUIRED_KEYS + ("username", "password")
+        needed = ("username", "password") if self.login_only else (*_REQUIRED_KEYS, "username", "password")
         missing = [key for key in needed if key not in self.data]
         if missing:
             return _abort(f"the task's {'login' if self.login_only else 'listing'} data lacks {', '.join(missing)}")

@@ -271,8 +271,8 @@ def tree_elements(tree: str) -> list[TreeElement]:
         depth = len(match.group("indent")) // 2
         while labels and labels[-1][0] >= depth:
             labels.pop()
-        if structural is not None:
-            if structural.group("kind") == "label":
+        if interactive is None:  # then structural matched
+            if structural is not None and structural.group("kind") == "label":
                 _, texts = _parse_rest(structural.group("rest"))
                 labels.append((depth, " ".join(texts)))
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -47,7 +47,7 @@ class StepState:
     output: Any = None
     has_output: bool = False
     output_error: str | None = None  # the last set_output in this step was invalid
-    status: "WorkerStatus | None" = None
+    status: WorkerStatus | None = None
     feedback: str = ""
 
 
@@ -55,9 +55,9 @@ class StepState:
 class ToolContext:
     """What a tool may use while it runs: the page, the task's resources and output spec, the step."""
 
-    tab: "BrowserTab"
+    tab: BrowserTab
     resources: ResourceSet
-    output_spec: "OutputSpec"
+    output_spec: OutputSpec
     state: StepState
     secrets: SecretValues = field(default_factory=SecretValues)
 
@@ -81,11 +81,12 @@ class ToolContext:
 class Tool:
     """One tool the model can call."""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    Params: ClassVar[type[ToolParams]] = ToolParams
+    # Set in a subclass's body (the built-in tools) or per instance (FunctionTool).
+    name: str
+    description: str
+    Params: type[ToolParams] = ToolParams
     # True for tools that drive the page (they need a live browser); False for set_output etc.
-    uses_browser: ClassVar[bool] = True
+    uses_browser: bool = True
 
     def input_schema(self) -> dict[str, Any]:
         return compact_schema(self.Params.model_json_schema())

@@ -67,7 +67,7 @@ class FunctionTool(Tool):
         if not callable(function):
             raise ConfigError("tools", f"expected a function, got {type(function).__name__}")
         self.function = function
-        self.name = name or getattr(function, "__name__", "")
+        self.name = name or str(getattr(function, "__name__", ""))
         if not _NAME.match(self.name):
             raise ConfigError("tools", f"tool name {self.name!r} must be 1-64 letters, digits, _ or -")
         summary, arg_docs = parse_docstring(inspect.getdoc(function))
@@ -79,7 +79,7 @@ class FunctionTool(Tool):
         self._context, fields = _signature_fields(function, self.name, arg_docs)
         self.uses_browser = self._context is not None
         self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-            getattr(function, "__call__", None)
+            getattr(function, "__call__", None)  # noqa: B004 - an object whose __call__ is async; not a callable check
         )
         try:
             self.Params = create_model(f"{self.name}_params", __base__=ToolParams, **fields)

@@ -60,7 +60,7 @@ class ToolRegistry:
         self._specs = [tool.spec() for tool in self._tools.values()]
 
     @classmethod
-    def default(cls, output_spec: OutputSpec | None = None, extra: Sequence[Tool] = ()) -> "ToolRegistry":
+    def default(cls, output_spec: OutputSpec | None = None, extra: Sequence[Tool] = ()) -> ToolRegistry:
         """The §4 tool set, then ``extra`` (the caller's tools); set_output's schema is the task's
         output schema."""
         tools: list[Tool] = [tool_class() for tool_class in BROWSER_TOOLS]

@@ -6,7 +6,7 @@ from agent_helpers import ListingOutput, error_results, fake_model, last_user_te
 
 from webtask_core import Agent, WorkerStatus
 from webtask_core.history import StuckThresholds
-from webtask_core.testing import Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import ReplayPolicy, Reply, ToolUse
 from webtask_core.worker import WorkerOptions
 
 GOOD_OUTPUT = {"listing_url": "http://shop/listings/1", "sku": "SHOE-001"}

@@ -10,7 +10,7 @@ from agent_helpers import fake_model
 from typer.testing import CliRunner
 
 from webtask_core.cli import app
-from webtask_core.testing import Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import ReplayPolicy, Reply, ToolUse
 
 
 async def test_run_prints_each_step_and_the_result_as_json(shop, photos: list[Path], tmp_path: Path, monkeypatch):

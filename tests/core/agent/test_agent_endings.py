@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_helpers import fake_model, last_user_texts
 
 from webtask_core import Agent, WorkerStatus
-from webtask_core.testing import Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import ReplayPolicy, Reply, ToolUse
 
 
 def always(*uses: ToolUse):
@@ -29,7 +29,7 @@ async def test_a_model_that_never_completes_ends_with_max_steps(tab, shop):
 
 async def test_a_model_that_aborts_ends_aborted_with_its_reason(tab, shop):
     reason = "The log-in page shows a CAPTCHA."
-    async with fake_model(ReplayPolicy([ToolUse("abort", {"reason": reason})])) as (server, llm):
+    async with fake_model(ReplayPolicy([ToolUse("abort", {"reason": reason})])) as (_server, llm):
         agent = Agent(llm, browser=tab, start_url=shop.url("/login"))
         result = await agent.do("Log in.")
     assert result.status is WorkerStatus.aborted

@@ -50,7 +50,7 @@ async def test_the_listing_model_creates_one_listing_with_both_photos(tab, shop,
         assert last[-1]["type"] == ("text" if blank else "image")
         texts = last_user_texts(request)
         assert texts[-2].startswith('<page url="about:blank"') == blank
-        assert texts[-2].startswith(f'<page url="') and f'step="{number}">' in texts[-2]
+        assert texts[-2].startswith('<page url="') and f'step="{number}">' in texts[-2]
         assert texts[-1].startswith("<history>")
         full_pages = re.findall(r'<page [^>]*step="\d+">', request_text(request))
         collapsed = re.findall(r"<page [^>]*collapsed/>", request_text(request))

@@ -12,16 +12,16 @@ from webtask_core.errors import ActionError, ConfigError, ResourceError, Session
 from webtask_core.history import ActionHistory, ActionRecord, StuckThresholds
 from webtask_core.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.prompt_set import PromptSet
-from webtask_core.resources import ResourceSet
 from webtask_core.record import (
     SCHEMA_VERSION,
     Step,
     StepTimings,
-    ToolCallRecord,
     TaskRecord,
+    ToolCallRecord,
     WorkerStatus,
     utc_now,
 )
+from webtask_core.resources import ResourceSet
 from webtask_core.tools import OutputSpec, ToolRegistry
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from agent_helpers import fake_model, request_text
 
-from webtask_core import Worker, TaskRecord, WorkerStatus
+from webtask_core import TaskRecord, Worker, WorkerStatus
 from webtask_core.errors import BrowserCrashedError, ConfigError, ModelTransientError, SessionFormatError
 from webtask_core.llm.types import Message, TextBlock
-from webtask_core.testing import Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.request_view import task_text
 
 
@@ -61,7 +61,7 @@ async def test_a_step_retried_after_a_transient_error_is_recorded_once(tab, shop
 async def test_a_relaunched_browser_can_be_swapped_in_between_steps(browser, shop):
     tabs = {"current": await browser.new_tab()}
     script = [ToolUse("navigate", {"url": shop.url("/login")}), ToolUse("complete", {"feedback": "done"})]
-    async with fake_model(ReplayPolicy(script)) as (server, llm):
+    async with fake_model(ReplayPolicy(script)) as (_server, llm):
         worker = Worker(llm, lambda: tabs["current"])
         ctx = worker.start("Open the log-in page.")
         await worker.step(ctx)

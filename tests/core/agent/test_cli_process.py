@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from webtask_core.testing import FakeAnthropicServer, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import FakeAnthropicServer, ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.page_site import PageSite
 from webtask_core.testing.processes import processes_using
 

@@ -92,7 +92,8 @@ async def test_screenshot_draws_marks_then_removes_them(browser_session, sites):
 async def test_screenshot_labels_of_wide_fields_leave_the_field_label_above_readable(browser_session, sites):
     await browser_session.navigate(sites.url("form.html"))
     await browser_session.page.set_content(
-        '<body style="margin:40px;font:16px sans-serif"><div><span id="caption" style="display:inline-block;margin-bottom:8px">Title</span></div>'
+        '<body style="margin:40px;font:16px sans-serif">'
+        '<div><span id="caption" style="display:inline-block;margin-bottom:8px">Title</span></div>'
         '<input id="t" style="width:600px;height:32px"> <input type="checkbox" id="c"></body>'
     )
     await browser_session.observe()

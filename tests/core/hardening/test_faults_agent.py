@@ -10,7 +10,6 @@ table.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hardening_helpers import SHOP_PASSWORD

@@ -18,7 +18,7 @@ from webtask_core import Agent, TaskRecord, WorkerStatus
 from webtask_core.errors import ModelTransientError
 from webtask_core.llm.types import ModelReply
 from webtask_core.secrets import SecretValue
-from webtask_core.testing import MarketplaceListingPolicy, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.request_view import last_tool_results, latest_page, latest_url
 
 SECRET = "Pa55 w0rd/x+&y"

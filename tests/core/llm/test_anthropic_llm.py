@@ -7,14 +7,13 @@ import threading
 
 import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
+from llm_helpers import png_base64
 
 from webtask_core.errors import ConfigError, PermanentModelError
-from webtask_core.llm import LLM, AnthropicLLM, DEFAULT_MODEL, known_models
+from webtask_core.llm import DEFAULT_MODEL, LLM, AnthropicLLM, known_models
 from webtask_core.llm.anthropic import MAX_CACHE_BREAKPOINTS
 from webtask_core.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult
 from webtask_core.testing import FakeAnthropicServer, Reply, ToolUse
-
-from llm_helpers import png_base64
 
 
 def _llm(server: FakeAnthropicServer, **kwargs) -> AnthropicLLM:
@@ -137,7 +136,9 @@ async def test_several_tool_calls_usage_and_model_are_parsed(tools, first_messag
     def policy(request):
         return Reply(
             text="Filling the form.",
-            tool_uses=[ToolUse("fill", {"element_id": "input-0", "text": "Red shoes"}), ToolUse("click", {"element_id": "button-3"})],
+            tool_uses=[
+                ToolUse("fill", {"element_id": "input-0", "text": "Red shoes"}), ToolUse("click", {"element_id": "button-3"})
+            ],
         )
 
     with FakeAnthropicServer(policy, min_cache_tokens=0) as server:

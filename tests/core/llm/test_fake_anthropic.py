@@ -20,7 +20,8 @@ from webtask_core.testing import FakeAnthropicServer, Reply, ToolUse
 from webtask_core.testing.fake_anthropic import FAULT_KINDS, TRANSIENT_FAULTS
 
 TOOLS = [
-    {"name": "click", "description": "Click.", "input_schema": {"type": "object", "properties": {"element_id": {"type": "string"}}}},
+    {"name": "click", "description": "Click.",
+     "input_schema": {"type": "object", "properties": {"element_id": {"type": "string"}}}},
     {"name": "fill", "description": "Fill.", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}},
 ]
 
@@ -55,7 +56,8 @@ def test_records_requests_and_answers_in_the_messages_api_shape():
     assert reply["id"].startswith("msg_") and headers["request-id"] == reply["id"]
     assert reply["content"][0] == {"type": "text", "text": "Clicking."}
     tool_use = reply["content"][1]
-    assert tool_use["type"] == "tool_use" and tool_use["id"].startswith("toolu_") and tool_use["input"] == {"element_id": "button-1"}
+    assert tool_use["type"] == "tool_use" and tool_use["id"].startswith("toolu_")
+    assert tool_use["input"] == {"element_id": "button-1"}
     assert reply["stop_reason"] == "tool_use"
     assert set(reply["usage"]) == {"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
     assert reply["usage"]["input_tokens"] > 0
@@ -144,10 +146,14 @@ def test_every_fault_kind_is_documented_in_one_set():
     [
         (body(user("  ")), "non-whitespace text"),
         (body(user("text first", {"type": "tool_result", "tool_use_id": "toolu_1"})), "tool_result blocks must come first"),
-        (body(user("x"), tools=TOOLS + [TOOLS[0]]), "Tool names must be unique"),
-        (body(user({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "bm90IGFuIGltYWdl"}})), "Could not process image"),
-        (body(user("a"), {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "click", "input": {}}]}, user("b")), "without `tool_result` blocks"),
-        (body(*[user({"type": "text", "text": f"m{i}", "cache_control": {"type": "ephemeral"}}) for i in range(5)]), "maximum of 4 blocks with cache_control"),
+        (body(user("x"), tools=[*TOOLS, TOOLS[0]]), "Tool names must be unique"),
+        (body(user({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "bm90IGFuIGltYWdl"}})),
+         "Could not process image"),
+        (body(user("a"), {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "click", "input": {}}]},
+              user("b")),
+         "without `tool_result` blocks"),
+        (body(*[user({"type": "text", "text": f"m{i}", "cache_control": {"type": "ephemeral"}}) for i in range(5)]),
+         "maximum of 4 blocks with cache_control"),
         ({"model": "claude-test", "messages": [user("x")]}, "max_tokens"),
     ],
 )
@@ -267,4 +273,4 @@ async def test_stop_closes_keep_alive_connections(tools):
         await llm.complete(system="s", messages=message, tools=tools)
     assert len(server.requests) == 1
     with pytest.raises(RuntimeError, match="not running"):
-        server.base_url
+        server.base_url  # noqa: B018 - reading it raises

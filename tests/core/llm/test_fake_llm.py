@@ -22,7 +22,9 @@ def conversation(first: Message, page: Message) -> list[Message]:
     """A task, one tool-use turn with its result, and the page: what the worker sends on step 2."""
     return [
         first,
-        Message(role="assistant", content=[TextBlock(text="Clicking."), ToolCall(id="toolu_1", name="click", input={"element_id": "button-0"})]),
+        Message(role="assistant", content=[
+            TextBlock(text="Clicking."), ToolCall(id="toolu_1", name="click", input={"element_id": "button-0"})
+        ]),
         Message(role="user", content=[
             ToolResult(tool_call_id="toolu_1", content=[TextBlock(text="clicked")]),
             *page.content,

@@ -10,7 +10,6 @@ import pytest
 
 from webtask_core.errors import ConfigError
 from webtask_core.llm import AnthropicLLM
-from webtask_core.testing import FakeAnthropicServer
 from webtask_core.llm.guard import (
     NetworkBlockedError,
     assert_offline,
@@ -18,6 +17,7 @@ from webtask_core.llm.guard import (
     is_offline,
     offline_mode,
 )
+from webtask_core.testing import FakeAnthropicServer
 
 
 def test_the_test_session_runs_offline():

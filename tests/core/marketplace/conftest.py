@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from playwright.async_api import Browser, Page, async_playwright
+from shop_helpers import log_in
 
 from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
 from webtask_core.testing.marketplace import Marketplace
-
-from shop_helpers import log_in
 
 USERS = {"demo": "demo-pass"}
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from webtask_core.testing.marketplace import Layout, Marketplace
-
 from site_pages import assert_golden_pages, walk_pages
+
+from webtask_core.testing.marketplace import Layout, Marketplace
 
 
 def test_every_page_of_the_original_layout_is_unchanged() -> None:

@@ -7,10 +7,9 @@ import re
 
 import httpx
 import pytest
+from site_pages import jpeg_bytes, listing_fields, logged_in_client
 
 from webtask_core.testing.marketplace import Layout, Marketplace
-
-from site_pages import jpeg_bytes, listing_fields, logged_in_client
 
 EVERY_LAYOUT = [Layout(renamed_field=True), Layout(extra_step=True), Layout(moved_button=True), Layout.every_change()]
 PHOTO = [("photos", ("front.jpg", jpeg_bytes(), "image/jpeg"))]

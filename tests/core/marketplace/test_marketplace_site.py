@@ -7,10 +7,9 @@ import hashlib
 from pathlib import Path
 
 from playwright.async_api import Browser, Page, expect
+from shop_helpers import create_listing, fill_listing_form, log_in
 
 from webtask_core.testing.marketplace import Marketplace
-
-from shop_helpers import create_listing, fill_listing_form, log_in
 
 
 async def test_pages_redirect_to_login_and_back(page: Page, shop: Marketplace) -> None:

@@ -8,9 +8,9 @@ import os
 import re
 from pathlib import Path
 
-from webtask_core.testing.request_view import latest_page, latest_url
-
 from policy_loop import TinyLoop
+
+from webtask_core.testing.request_view import latest_page, latest_url
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("WEBTASK_UPDATE_GOLDEN") == "1"  # WEBTASK_UPDATE_GOLDEN=1 pytest ... rewrites them

@@ -38,11 +38,13 @@ def test_without_the_extra_the_error_names_it(module: str, what: str, blocked: t
     )
     done = run(code, blocked=blocked)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == f"{what} ({module.rsplit('.server', 1)[0]}) needs the demo extra ({missing} not installed): {INSTALL}"
+    package = module.rsplit(".server", 1)[0]
+    assert done.stdout.strip() == f"{what} ({package}) needs the demo extra ({missing} not installed): {INSTALL}"
 
 
 def test_the_lazy_name_reports_it_too():
-    code = "import webtask_core.testing as kit\ntry:\n    kit.Marketplace\nexcept ModuleNotFoundError as error:\n    print(error.name, '|', error)\n"
+    code = ("import webtask_core.testing as kit\ntry:\n    kit.Marketplace\n"
+            "except ModuleNotFoundError as error:\n    print(error.name, '|', error)\n")
     done = run(code, blocked=("uvicorn",))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("uvicorn | the demo marketplace") and INSTALL in done.stdout

@@ -7,12 +7,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from policy_loop import TinyLoop, listing_task, make_images
 
 from webtask_core.browser import Browser, BrowserConfig
 from webtask_core.testing.marketplace import Marketplace
 from webtask_core.testing.policies import MarketplaceListingPolicy
-
-from policy_loop import TinyLoop, listing_task, make_images
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from policy_loop import TinyLoop, listing_task, make_images
+from run_transcript import assert_golden, transcript
+
 from webtask_core.browser import Browser
 from webtask_core.testing.marketplace import Marketplace
 from webtask_core.testing.policies import MarketplaceListingPolicy
-
-from policy_loop import TinyLoop, listing_task, make_images
-from run_transcript import assert_golden, transcript
 
 
 async def test_listing_run_on_the_original_layout_is_unchanged(browser: Browser, tmp_path: Path) -> None:

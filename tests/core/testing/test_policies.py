@@ -5,10 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
-from webtask_core.testing.policies import MarketplaceListingPolicy, ReplayPolicy
-from webtask_core.testing.replies import Reply, ToolUse
-
 from listing_requests import (
     CONFIRM_TREE,
     FOUND_TREE,
@@ -23,6 +19,9 @@ from listing_requests import (
     build_request,
     form_tree,
 )
+
+from webtask_core.testing.policies import MarketplaceListingPolicy, ReplayPolicy
+from webtask_core.testing.replies import Reply, ToolUse
 
 
 def _calls(reply: Reply) -> list[tuple[str, object]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from listing_requests import LISTING, LISTINGS_TREE, LOGIN_TREE, SITE, build_request, form_tree, task_block
 
 from webtask_core.testing.request_view import (
     error_streak,
@@ -18,8 +19,7 @@ from webtask_core.testing.request_view import (
     tree_elements,
 )
 
-from listing_requests import LISTING, LISTINGS_TREE, LOGIN_TREE, SITE, build_request, form_tree, task_block
-
+# The iframe line ends in a space (\x20, so that editors keep it).
 CONTRACT_EXAMPLE = """- h1 "New listing"
 - label "Price"
   - input-2 (type="text" name="price" placeholder="Enter price" value="45")
@@ -27,7 +27,7 @@ CONTRACT_EXAMPLE = """- h1 "New listing"
 - input-5 (type="radio" name="condition" value="new" checked) "New with tags"
 - input-7 (type="file" name="photos" multiple hidden) "Add photos"
 - button-3 "Next" (disabled)
-- iframe "Payment" 
+- iframe "Payment"\x20
   - input-9 (type="text" name="card")"""
 
 
@@ -102,7 +102,7 @@ def test_last_tool_results_are_named_by_their_tool_use() -> None:
         ])],
     )
     assert last_tool_results(request) == [("fill", False, "filled"), ("upload", True, "unknown resource 'x'")]
-    name, is_error, text = last_tool_results(request)[1]
+    name, is_error, _text = last_tool_results(request)[1]
     assert (name, is_error) == ("upload", True)
     # Plain-string content is read too.
     request["messages"][-1]["content"][0]["content"] = "ok"

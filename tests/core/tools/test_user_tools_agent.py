@@ -14,7 +14,7 @@ import pytest
 from webtask_core import Agent, ToolContext, Worker, tool
 from webtask_core.errors import ActionError, ConfigError, TransientError
 from webtask_core.llm.anthropic import AnthropicLLM
-from webtask_core.testing import FakeAnthropicServer, Marketplace, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import FakeAnthropicServer, Marketplace, ReplayPolicy, Reply, ToolUse
 from webtask_core.testing.request_view import last_tool_results
 
 DONE = ToolUse("complete", {"feedback": "done"})
@@ -121,7 +121,8 @@ async def test_a_transient_error_from_a_tool_propagates_and_the_step_can_be_retr
             raise TransientError("the stock service is restarting")
         return 3
 
-    async with fake_model([ToolUse("fetch_stock", {"sku": "SHOE-001"}), ToolUse("fetch_stock", {"sku": "SHOE-001"}), DONE]) as (server, llm):
+    script = [ToolUse("fetch_stock", {"sku": "SHOE-001"}), ToolUse("fetch_stock", {"sku": "SHOE-001"}), DONE]
+    async with fake_model(script) as (server, llm):
         agent = Agent(llm, browser=browser_session, tools=[fetch_stock])
         agent.set_task("How many are in stock?", max_steps=3)
         with pytest.raises(TransientError, match="restarting"):
@@ -169,7 +170,7 @@ async def test_a_tool_reads_and_drives_the_page_through_its_context(browser_sess
         ToolUse("read_page", {"selector": "body"}),
         DONE,
     ]
-    result, requests, agent = await _run(script, browser_session, [read_page, open_missing], start_url=shop.url("/login"))
+    result, requests, _agent = await _run(script, browser_session, [read_page, open_missing], start_url=shop.url("/login"))
 
     assert result.ok
     assert _results(requests[1]) == [("read_page", False, "Log in")]

@@ -14,10 +14,10 @@ from flow_helpers import (
 )
 from test_batch_flow import manifest_rows, params, write_photos
 
-from webtask_flows.listings.batch import batch_listing_upload, batch_results
 from webtask_core.errors import ConfigError
-from webtask_flows.listings.records import ManifestError
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_flows.listings.batch import batch_listing_upload, batch_results
+from webtask_flows.listings.records import ManifestError
 
 
 async def subflow_runs_of(state) -> list:

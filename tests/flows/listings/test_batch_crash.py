@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,8 @@ from flow_helpers import (
 )
 from test_batch_flow import manifest_rows, requests_per_sku, write_photos
 
-from webtask_flows.listings.batch import batch_listing_upload
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_flows.listings.batch import batch_listing_upload
 
 RUN_BATCH = """
 import asyncio, json, sys

@@ -14,9 +14,9 @@ from flow_helpers import (
     shop_secret,  # noqa: F401 (fixture)
 )
 
-from webtask_flows.listings.etl_example import listings_etl, sample_products
 from webtask_core.errors import ConfigError
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_flows.listings.etl_example import listings_etl, sample_products
 
 
 @pytest.mark.slow

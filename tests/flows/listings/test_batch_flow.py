@@ -18,11 +18,11 @@ from flow_helpers import (
 )
 from PIL import Image
 
+from webtask_core.testing import MarketplaceListingPolicy
+from webtask_core.testing.request_view import task_json
 from webtask_flows.listings.batch import BatchFailed, batch_listing_upload, batch_results
 from webtask_flows.listings.manifest import artifact_slug
 from webtask_flows.listings.records import ManifestError
-from webtask_core.testing import MarketplaceListingPolicy
-from webtask_core.testing.request_view import task_json
 
 CATEGORIES = ["Women's Shoes", "Bags", "Jewelry", "Home", "Toys"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from webtask_core.errors import ConfigError
+from webtask_core.llm.types import Usage
 from webtask_flows.listings.ledger import LedgerRecordError, open_ledger, site_namespace
 from webtask_flows.listings.models import ListingResult
-from webtask_core.llm.types import Usage
-from webtask_core.errors import ConfigError
 from webtask_flows.listings.records import ListingRecord
 
 LISTING = ListingRecord(

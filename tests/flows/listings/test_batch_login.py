@@ -4,11 +4,14 @@ is reused."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from webtask_core.errors import ConfigError
+from webtask_core.storage import SavedSession, validate_session_key
+from webtask_core.testing.request_view import task_json
 from webtask_flows.listings.login import (
     LOGIN_MAX_STEPS,
     login_session_key_for,
@@ -16,12 +19,9 @@ from webtask_flows.listings.login import (
     render_login_task,
     stored_login_problem,
 )
-from webtask_core.errors import ConfigError
-from webtask_core.storage import SavedSession, validate_session_key
-from webtask_core.testing.request_view import task_json
 
 SITE = "http://127.0.0.1:8123/listings"
-NOW = datetime(2024, 5, 1, 2, 0, tzinfo=timezone.utc)
+NOW = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)
 
 
 def stored(*, age_minutes: float = 5, status: str = "completed", cookies: list[dict[str, Any]] | None = None,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from webtask_flows.listings.manifest import artifact_slug, load_batch_input
 from webtask_core.errors import ConfigError
+from webtask_flows.listings.manifest import artifact_slug, load_batch_input
 from webtask_flows.listings.records import ManifestError
 
 # These tests are about reading and validating rows; whether the photos are there is

@@ -21,8 +21,8 @@ from flow_helpers import (
 )
 from test_batch_flow import manifest_rows, params, requests_per_sku, write_photos
 
-from webtask_flows.listings.batch import batch_listing_upload, batch_results
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
 
 async def retry_like_the_ui(flow_run_id: str) -> None:

@@ -4,8 +4,8 @@ start with the cookies of one login task; a Chromium killed mid-batch is relaunc
 from __future__ import annotations
 
 import asyncio
-import threading
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +13,18 @@ import pytest
 from flow_helpers import (
     chromium_pids,
     fake_model_env,
-    kill_chromium,
     flow_env,  # noqa: F401 (fixture)
+    kill_chromium,
     shop,  # noqa: F401 (fixture)
     shop_secret,  # noqa: F401 (fixture)
 )
 from test_batch_flow import login_requests, manifest_rows, params, requests_per_sku, write_photos
 from test_run_webtask_shared import LaunchCounter, logins
 
-from webtask_flows.listings.batch import batch_listing_upload
-from webtask_flows.listings.login import LOGIN_RUN_NAME, login_session_key_for
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.request_view import latest_page, latest_url, task_json
+from webtask_flows.listings.batch import batch_listing_upload
+from webtask_flows.listings.login import LOGIN_RUN_NAME, login_session_key_for
 
 
 def write_manifest(tmp_path: Path, prefix: str, count: int) -> str:
@@ -47,7 +47,7 @@ class BrowserWatch:
             self.most = max(self.most, len(chromium_pids(main_only=True)))
             await asyncio.sleep(0.05)
 
-    async def __aenter__(self) -> "BrowserWatch":
+    async def __aenter__(self) -> BrowserWatch:
         self._task = asyncio.create_task(self._sample())
         return self
 

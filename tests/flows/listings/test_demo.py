@@ -23,17 +23,17 @@ def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path)
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
 
     assert outcome["status"] == "completed"
-    assert [(l["sku"], l["status"]) for l in outcome["listings"]] == [
+    assert [(listing["sku"], listing["status"]) for listing in outcome["listings"]] == [
         ("DEMO-001", "completed"), ("DEMO-002", "completed"), ("DEMO-003", "completed")]
     listed = {item["sku"]: item for item in outcome["marketplace"]}  # read from the site before it stopped
     assert sorted(listed) == ["DEMO-001", "DEMO-002", "DEMO-003"]
     assert [listed[sku]["photos"] for sku in sorted(listed)] == [2, 1, 2]  # as the manifest has them
-    assert {l["listing_url"] for l in outcome["listings"]} == {item["url"] for item in listed.values()}
+    assert {item["listing_url"] for item in outcome["listings"]} == {item["url"] for item in listed.values()}
     # The first listing is the model's (what it cost, by kind of token: cache reads are billed at about
     # a tenth) and records the flow; the others replay it without a model call.
     first, *others = outcome["listings"]
     assert first["replay"] == "recorded" and first["usage"]["cache_read_tokens"] > 0 and first["usage"]["input_tokens"] > 0
-    assert [(l["replay"], l["model_calls"], l["tokens"]) for l in others] == [("replayed", 0, 0)] * 2
+    assert [(item["replay"], item["model_calls"], item["tokens"]) for item in others] == [("replayed", 0, 0)] * 2
     text = " ".join(done.stderr.split())
     assert "Tokens per listing: " in text and "read from the prompt cache" in text
     assert f"Model calls: {first['model_calls']} made, " in text and "saved by replay" in text

@@ -45,7 +45,7 @@ def test_every_invalid_row_is_reported_by_row_number_and_field():
     ]
     text = "\n".join(json.dumps(r) for r in rows) + "\nnot json\n"
     result = parse_manifest(text, source="m.jsonl")
-    assert [l.sku for l in result.valid] == ["BOOT-1"]
+    assert [listing.sku for listing in result.valid] == ["BOOT-1"]
     found = {(p.row, p.field) for p in result.problems}
     assert found == {(2, "price"), (3, "photos"), (4, "title"), (5, "sku"), (6, "(line)")}
     error = ManifestError("m.jsonl", result.problems)

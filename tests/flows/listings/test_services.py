@@ -55,7 +55,7 @@ def test_services_serve_the_model_and_the_site_until_ctrl_c(tmp_path: Path):
         assert answer.status_code == 200 and answer.json()["type"] == "message"
     finally:
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
+        _stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr and "Stopped." in stderr
     with pytest.raises(httpx.ConnectError):  # both stopped
@@ -68,8 +68,8 @@ def test_services_serve_the_model_and_the_site_until_ctrl_c(tmp_path: Path):
 def test_a_port_in_use_is_refused_naming_its_option(tmp_path: Path):
     import socket
 
-    from webtask_flows.listings.services import ServicesOptions, running_services
     from webtask_core.errors import ConfigError
+    from webtask_flows.listings.services import ServicesOptions, running_services
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -8,7 +8,7 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -311,6 +311,6 @@ def create_app(state: SiteState) -> FastAPI:
 
     templates.env.filters["money"] = lambda value: f"${value:,.2f}"
     templates.env.filters["when"] = lambda value: (
-        value.astimezone(timezone.utc).strftime("%b %d, %Y %H:%M UTC") if isinstance(value, datetime) else value
+        value.astimezone(UTC).strftime("%b %d, %Y %H:%M UTC") if isinstance(value, datetime) else value
     )
     return app

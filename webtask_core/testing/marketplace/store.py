@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import uuid
 from contextlib import closing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -175,7 +175,8 @@ class ListingStore:
                 (draft.owner, draft.sku, draft.title, draft.description, draft.price, draft.category,
                  draft.condition, _now(), draft.id, draft.shipping),
             )
-            listing_id = int(cursor.lastrowid)
+            listing_id = cursor.lastrowid
+            assert listing_id is not None  # set by the INSERT
             folder = self._uploads / str(listing_id)
             folder.mkdir()
             for position, filename in enumerate(draft.photo_names):
@@ -249,4 +250,4 @@ class ListingStore:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
