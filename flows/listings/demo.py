@@ -167,9 +167,9 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     """Run the demo; returns the JSON-able outcome (also printed as the last line by the CLI)."""
     from prefect.blocks.system import Secret
 
-    from webtask_flows.listings.artifacts import model_calls_line
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
+    from webtask_flows.listings.artifacts import model_calls_line
     from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
     started = time.perf_counter()
