@@ -16,7 +16,7 @@ from prefect import flow
 
 from webtask_core.errors import ConfigError
 from webtask_flows.automations import create_automation_from_file, create_webhook_block, main
-from webtask_flows.events import emit_task_event
+from webtask_flows.events import emit_script_event, emit_task_event
 
 AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
 
@@ -96,7 +96,8 @@ def test_every_shipped_automation_is_valid():
     definitions = read_automation_definitions(AUTOMATIONS)
     names = {definition["name"] for definition in definitions}
     assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
-                     "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs"}
+                     "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs",
+                     "webtask-script-repaired"}
     for definition in definitions:
         for action in definition["actions"]:
             action.pop("block", None)
@@ -124,6 +125,11 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
                         labels={**labels, "sku": "NIGHT-008"})
         emit_task_event("error", task="Create a listing ...", reason="the run ended Crashed",
                         labels={**labels, "sku": "NIGHT-009"})
+        emit_script_event("repaired", key="listing-task.shop.v1", revision=3, steps=9, task="Create a listing ...",
+                          handovers=["step 5: the page lacks 1 it had (input text title title)"],
+                          labels={**labels, "sku": "NIGHT-010"})
+        emit_script_event("recorded", key="listing-task.shop.v1", revision=1, steps=8, task="Create a listing ...",
+                          handovers=[], labels=labels)  # no alert for a first recording
 
     @flow(flow_run_name="nightly-owl")
     async def batch_flow() -> None:
@@ -139,6 +145,8 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         "webtask ran out of steps: listing NIGHT-007 (batch nightly-owl)": "Reason: out of steps at the form",
         "webtask failed: listing NIGHT-008 (batch nightly-owl)": "object not found: s3://b/x.jpg",
         "webtask listing error: listing NIGHT-009 (batch nightly-owl)": "the run ended Crashed",
+        "webtask replay repaired: listing-task.shop.v1 (batch nightly-owl)":
+            "- step 5: the page lacks 1 it had (input text title title)",
         "webtask batch failed: 1 of 2 listing(s) (s3://listings/nightly/manifest.jsonl)":
             "- NIGHT-007: max_steps — out of steps",
         "webtask batch completed: 1 listing(s) (s3://listings/other/manifest.jsonl)": "1/1 done: 1 completed",
@@ -146,5 +154,6 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
     for subject, line in expected.items():
         (post,) = await webhook.wait_for(lambda p, subject=subject: p["subject"] == subject)
         assert line in post["body"], post["body"]
+    assert not [p for p in webhook.posts if "recorded" in p["subject"]]
     sku_post = next(p for p in webhook.posts if "NIGHT-007 (batch" in p["subject"])
     assert "SKU: NIGHT-007" in sku_post["body"] and "Batch: nightly-owl (0b1c)" in sku_post["body"]

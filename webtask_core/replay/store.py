@@ -24,7 +24,8 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 
 def script_key(job: str, host: str, version: str | int = 1) -> str:
     """The key of "the same job": what the caller calls it (a template's name), the site's host and a
-    version the caller bumps to start afresh — never the values. ``listing-task.shop-example-com.v1``."""
+    version the caller bumps to start afresh — never the values: ``listing-task.shop.v1``, and when
+    the names had to be slugged a short hash of them (``listing-task.shop-example-com.v1-3f09a1``)."""
     parts = []
     for name, value in (("job", job), ("host", host), ("version", version)):
         slug = _SLUG.sub("-", str(value).casefold()).strip("-")
@@ -33,7 +34,7 @@ def script_key(job: str, host: str, version: str | int = 1) -> str:
         parts.append(slug)
     key = f"{parts[0][:48]}.{parts[1][:48]}.v{parts[2][:16]}"
     raw = f"{job}\n{host}\n{version}"
-    if key != raw:  # slugging lost characters: a short hash keeps different jobs apart
+    if key != f"{job}.{host}.v{version}":  # slugging lost characters: a short hash keeps different jobs apart
         key += "-" + hashlib.sha256(raw.encode()).hexdigest()[:6]
     return key
 
