@@ -34,6 +34,9 @@ __all__ = [
     "run_in_own_task",
     "SubflowStarts",
     "WebtaskSettings",
+    "ReplaySpec",
+    "get_script_store",
+    "emit_script_event",
 ]
 
 _WHERE = {
@@ -58,12 +61,16 @@ _WHERE = {
     "run_in_own_task": "webtask_flows.subflows",
     "SubflowStarts": "webtask_flows.run_signals",
     "WebtaskSettings": "webtask_flows.settings",
+    "ReplaySpec": "webtask_flows.replay_scripts",
+    "get_script_store": "webtask_flows.replay_scripts",
+    "emit_script_event": "webtask_flows.events",
 }
 
 if TYPE_CHECKING:
     from webtask_core.browser.runtime import SharedBrowser
     from webtask_flows.automations import create_automation_from_file
-    from webtask_flows.events import TASK_EVENT_NAMES, emit_task_event
+    from webtask_flows.events import TASK_EVENT_NAMES, emit_script_event, emit_task_event
+    from webtask_flows.replay_scripts import ReplaySpec, get_script_store
     from webtask_flows.resources import downloaded_resources, fetch_resources, resource_folder, resource_problems
     from webtask_flows.run_flow import run_webtask
     from webtask_flows.run_result import StepTiming, WebtaskFailed, WebtaskResult, webtask_result

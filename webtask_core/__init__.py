@@ -24,6 +24,7 @@ __all__ = [
     "Step",
     "tool",
     "ToolContext",
+    "Replay",
 ]
 
 _WHERE = {
@@ -40,11 +41,13 @@ _WHERE = {
     "TaskRun": "webtask_core.task_run",
     "tool": "webtask_core.tools",
     "ToolContext": "webtask_core.tools",
+    "Replay": "webtask_core.replay",
 }
 
 if TYPE_CHECKING:
     from webtask_core.agent import Agent, AgentResult, StepOutcome
     from webtask_core.record import Step, TaskRecord, WorkerSession, WorkerStatus
+    from webtask_core.replay import Replay
     from webtask_core.task_context import TaskContext
     from webtask_core.task_run import TaskRun
     from webtask_core.tools import ToolContext, tool
