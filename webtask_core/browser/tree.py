@@ -103,16 +103,26 @@ def _one_line(item: Any) -> bool:
 
 class _Stitcher:
     """One rendering of the frames; with `window` (top, bottom in main-viewport pixels) items lying
-    wholly outside it are elided in runs."""
+    wholly outside it are elided in runs.
+
+    `full`: the full rendering, already run. Every rendering numbers the same elements in the same
+    order, so a trimmed one takes its ids and renames from there, and the line counts of elided items
+    are shared between the trimmed renderings (`skipped`) instead of walking them again for each."""
 
     def __init__(self, frames: dict[str, FrameItems], window: tuple[float, float] | None = None,
-                 forced: frozenset[int] = frozenset()):
+                 forced: frozenset[int] = frozenset(), full: _Stitcher | None = None,
+                 skipped: dict[int, tuple[int, int]] | None = None):
         self.frames = frames
         self.window = window
         self.forced = forced  # id() of items holding a frame that holds an item that must stay
         self.lines: list[str] = []
         self.found: list[tuple[Any, ...]] = []  # ElementInfo fields, built only for the chosen rendering
-        self.renames: dict[str, dict[str, str]] = {}
+        # id() of an element item -> its id; taken from `full` when given, else filled while numbering.
+        self.ids: dict[int, str] = full.ids if full is not None else {}
+        self.known = full is not None
+        # id() of an elided item -> its lines and interactive elements.
+        self.skipped = skipped if skipped is not None else {}
+        self.renames: dict[str, dict[str, str]] = full.renames if full is not None else {}
         self.counters: dict[str, int] = {}
         self.frame_counters: dict[str, dict[str, int]] = {}  # the numbering observe.js used per frame
         self.visited: set[str] = set()
@@ -216,7 +226,13 @@ class _Stitcher:
             return
         lines = interactive = 0
         for item in run:
-            counted = self._skip(item, frame_key)
+            # Another rung may elide the same item: count it once (unless it holds frames, whose
+            # stitching the count also records).
+            counted = self.skipped.get(id(item))
+            if counted is None:
+                counted = self._skip(item, frame_key)
+                if len(self.frames) == 1:
+                    self.skipped[id(item)] = counted
             lines += counted[0]
             interactive += counted[1]
         self._summary(pad, side, lines, interactive, scroller)
@@ -244,7 +260,8 @@ class _Stitcher:
             return 1, 0
         lines, interactive = 1, 0
         if type(item) is list:
-            self._number(item[0], frame_key)
+            if not self.known:
+                self.ids[id(item)] = self._number(item[0], frame_key)
             interactive = 1
             children = item[4] if len(item) > 4 else None
         elif item["t"] == "iframe":
@@ -268,7 +285,10 @@ class _Stitcher:
         view: list[int] | None = None,
     ) -> None:
         tag, pairs, text, role = item[0], item[1], item[2], item[3]
-        element_id = self._number(tag, frame_key)
+        if self.known:
+            element_id = self.ids[id(item)]
+        else:
+            element_id = self.ids[id(item)] = self._number(tag, frame_key)
         name = kind = None
         disabled = hidden = scrollable = False
         if pairs:
@@ -371,10 +391,11 @@ def stitch_tree(
         return full.result()
     viewport = scroll["vh"]
     forced = _forced_items(frames)
+    skipped: dict[int, tuple[int, int]] = {}
 
     def attempt(index: int) -> _Stitcher:
         margin = MARGINS[index]
-        return _Stitcher(frames, (-margin * viewport, viewport * (1 + margin)), forced).run()
+        return _Stitcher(frames, (-margin * viewport, viewport * (1 + margin)), forced, full, skipped).run()
 
     index = _estimated_rung(size, budget, scroll)
     chosen = attempt(index)
