@@ -111,8 +111,9 @@ class _Stitcher:
 
     def __init__(self, frames: dict[str, FrameItems], window: tuple[float, float] | None = None,
                  forced: frozenset[int] = frozenset(), full: _Stitcher | None = None,
-                 skipped: dict[int, tuple[int, int]] | None = None):
+                 skipped: dict[int, tuple[int, int]] | None = None, collect: bool = True):
         self.frames = frames
+        self.collect = collect  # build `found` (a rendering only measured for its length needs none)
         self.window = window
         self.forced = forced  # id() of items holding a frame that holds an item that must stay
         self.lines: list[str] = []
@@ -308,9 +309,10 @@ class _Stitcher:
         else:
             line = f"{pad}- {element_id}"
         self.lines.append(f"{line} {_quote(text)}" if text else line)
-        attributes = {pairs[i]: str(pairs[i + 1]) for i in range(0, len(pairs), 2)} if pairs else {}
-        self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden,
-                           attributes, tuple(self.context[-_CONTEXT_KEPT:])))
+        if self.collect:
+            attributes = {pairs[i]: str(pairs[i + 1]) for i in range(0, len(pairs), 2)} if pairs else {}
+            self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden,
+                               attributes, tuple(self.context[-_CONTEXT_KEPT:])))
         if len(item) > 4:
             positions = item[5] if len(item) > 5 else None
             if len(item) > 6:  # a scroll box: its own view, for the items inside it
@@ -382,13 +384,15 @@ def stitch_tree(
 
     With `budget` (characters) and the main frame's `scroll` ({y, h, vh}), a tree longer than the
     budget is trimmed around the screen (see the module docstring); frames need their positions."""
-    full = _Stitcher(frames).run()
     main = frames.get("")
     if budget is None or not scroll or not scroll.get("vh") or main is None or main.positions is None:
-        return full.result()
+        return _Stitcher(frames).run().result()
+    # Usually the full tree is only measured (and numbered) here; if it is the answer, it is
+    # rendered again for its elements: it is then within the budget, or rarely all on screen.
+    full = _Stitcher(frames, collect=False).run()
     size = len(full.text)
     if size <= budget:
-        return full.result()
+        return _Stitcher(frames).run().result()
     viewport = scroll["vh"]
     forced = _forced_items(frames)
     skipped: dict[int, tuple[int, int]] = {}
@@ -413,7 +417,7 @@ def stitch_tree(
                 break
     above, above_interactive, below, below_interactive = chosen.elided
     if not above and not below:
-        return full.result()  # everything is on screen: nothing to leave out
+        return _Stitcher(frames).run().result()  # everything is on screen: nothing to leave out
     return chosen.result(TreeTrim(MARGINS[index], above, above_interactive, below, below_interactive))
 
 
