@@ -103,16 +103,27 @@ def _one_line(item: Any) -> bool:
 
 class _Stitcher:
     """One rendering of the frames; with `window` (top, bottom in main-viewport pixels) items lying
-    wholly outside it are elided in runs."""
+    wholly outside it are elided in runs.
+
+    `full`: the full rendering, already run. Every rendering numbers the same elements in the same
+    order, so a trimmed one takes its ids and renames from there, and the line counts of elided items
+    are shared between the trimmed renderings (`skipped`) instead of walking them again for each."""
 
     def __init__(self, frames: dict[str, FrameItems], window: tuple[float, float] | None = None,
-                 forced: frozenset[int] = frozenset()):
+                 forced: frozenset[int] = frozenset(), full: _Stitcher | None = None,
+                 skipped: dict[int, tuple[int, int]] | None = None, collect: bool = True):
         self.frames = frames
+        self.collect = collect  # build `found` (a rendering only measured for its length needs none)
         self.window = window
         self.forced = forced  # id() of items holding a frame that holds an item that must stay
         self.lines: list[str] = []
         self.found: list[tuple[Any, ...]] = []  # ElementInfo fields, built only for the chosen rendering
-        self.renames: dict[str, dict[str, str]] = {}
+        # id() of an element item -> its id; taken from `full` when given, else filled while numbering.
+        self.ids: dict[int, str] = full.ids if full is not None else {}
+        self.known = full is not None
+        # id() of an elided item -> its lines and interactive elements.
+        self.skipped = skipped if skipped is not None else {}
+        self.renames: dict[str, dict[str, str]] = full.renames if full is not None else {}
         self.counters: dict[str, int] = {}
         self.frame_counters: dict[str, dict[str, int]] = {}  # the numbering observe.js used per frame
         self.visited: set[str] = set()
@@ -216,7 +227,13 @@ class _Stitcher:
             return
         lines = interactive = 0
         for item in run:
-            counted = self._skip(item, frame_key)
+            # Another rung may elide the same item: count it once (unless it holds frames, whose
+            # stitching the count also records).
+            counted = self.skipped.get(id(item))
+            if counted is None:
+                counted = self._skip(item, frame_key)
+                if len(self.frames) == 1:
+                    self.skipped[id(item)] = counted
             lines += counted[0]
             interactive += counted[1]
         self._summary(pad, side, lines, interactive, scroller)
@@ -244,7 +261,8 @@ class _Stitcher:
             return 1, 0
         lines, interactive = 1, 0
         if type(item) is list:
-            self._number(item[0], frame_key)
+            if not self.known:
+                self.ids[id(item)] = self._number(item[0], frame_key)
             interactive = 1
             children = item[4] if len(item) > 4 else None
         elif item["t"] == "iframe":
@@ -268,7 +286,10 @@ class _Stitcher:
         view: list[int] | None = None,
     ) -> None:
         tag, pairs, text, role = item[0], item[1], item[2], item[3]
-        element_id = self._number(tag, frame_key)
+        if self.known:
+            element_id = self.ids[id(item)]
+        else:
+            element_id = self.ids[id(item)] = self._number(tag, frame_key)
         name = kind = None
         disabled = hidden = scrollable = False
         if pairs:
@@ -288,9 +309,10 @@ class _Stitcher:
         else:
             line = f"{pad}- {element_id}"
         self.lines.append(f"{line} {_quote(text)}" if text else line)
-        attributes = {pairs[i]: str(pairs[i + 1]) for i in range(0, len(pairs), 2)} if pairs else {}
-        self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden,
-                           attributes, tuple(self.context[-_CONTEXT_KEPT:])))
+        if self.collect:
+            attributes = {pairs[i]: str(pairs[i + 1]) for i in range(0, len(pairs), 2)} if pairs else {}
+            self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden,
+                               attributes, tuple(self.context[-_CONTEXT_KEPT:])))
         if len(item) > 4:
             positions = item[5] if len(item) > 5 else None
             if len(item) > 6:  # a scroll box: its own view, for the items inside it
@@ -362,19 +384,22 @@ def stitch_tree(
 
     With `budget` (characters) and the main frame's `scroll` ({y, h, vh}), a tree longer than the
     budget is trimmed around the screen (see the module docstring); frames need their positions."""
-    full = _Stitcher(frames).run()
     main = frames.get("")
     if budget is None or not scroll or not scroll.get("vh") or main is None or main.positions is None:
-        return full.result()
+        return _Stitcher(frames).run().result()
+    # Usually the full tree is only measured (and numbered) here; if it is the answer, it is
+    # rendered again for its elements: it is then within the budget, or rarely all on screen.
+    full = _Stitcher(frames, collect=False).run()
     size = len(full.text)
     if size <= budget:
-        return full.result()
+        return _Stitcher(frames).run().result()
     viewport = scroll["vh"]
     forced = _forced_items(frames)
+    skipped: dict[int, tuple[int, int]] = {}
 
     def attempt(index: int) -> _Stitcher:
         margin = MARGINS[index]
-        return _Stitcher(frames, (-margin * viewport, viewport * (1 + margin)), forced).run()
+        return _Stitcher(frames, (-margin * viewport, viewport * (1 + margin)), forced, full, skipped).run()
 
     index = _estimated_rung(size, budget, scroll)
     chosen = attempt(index)
@@ -392,7 +417,7 @@ def stitch_tree(
                 break
     above, above_interactive, below, below_interactive = chosen.elided
     if not above and not below:
-        return full.result()  # everything is on screen: nothing to leave out
+        return _Stitcher(frames).run().result()  # everything is on screen: nothing to leave out
     return chosen.result(TreeTrim(MARGINS[index], above, above_interactive, below, below_interactive))
 
 
