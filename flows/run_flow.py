@@ -159,7 +159,7 @@ async def run_webtask(
                            previous_session=previous)
         replaying = None
         if replay is not None:
-            scripts = await get_script_store(store or await get_session_store())
+            scripts = await get_script_store(store)  # beside the sessions
             replaying = replay.replay(scripts, source=f"flow run {flow_run_id}" if flow_run_id else "")
         task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
@@ -335,7 +335,7 @@ def _result(
         browser_relaunches=relaunches,
         model_calls=sum(1 for step in session.steps if step.asked_model),
         replayed_steps=task_run.replayed_steps,
-        replay=task_run.replay_outcome if replay_key else "none",
+        replay=task_run.replay_outcome,
         replay_key=replay_key,
-        replay_handovers=[scrub(reason) for reason in (task_run.replayer.handovers if task_run.replayer else [])],
+        replay_handovers=[scrub(reason) for reason in task_run.replay_handovers],
     )

@@ -208,6 +208,11 @@ class SessionStore(ABC):
     def delete(self, session_key: str) -> bool:
         """Remove the document; False when there was none."""
 
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """The folder or ``s3://bucket/prefix`` the documents are in."""
+
     @abstractmethod
     def keys(self) -> list[str]:
         """The keys that have a document, sorted."""
@@ -245,7 +250,11 @@ class LocalSessionStore(SessionStore):
         self.folder = Path(folder).expanduser()
 
     def __repr__(self) -> str:
-        return f"LocalSessionStore({str(self.folder)!r})"
+        return f"LocalSessionStore({self.where!r})"
+
+    @property
+    def where(self) -> str:
+        return str(self.folder)
 
     def _path(self, session_key: str) -> Path:
         return self.folder / f"{validate_session_key(session_key)}.json"
@@ -299,7 +308,11 @@ class S3SessionStore(SessionStore):
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
 
     def __repr__(self) -> str:
-        return f"S3SessionStore('s3://{self.bucket}/{self.prefix}')"
+        return f"S3SessionStore({self.where!r})"
+
+    @property
+    def where(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
 
     def _key(self, session_key: str) -> str:
         return f"{self.prefix}{validate_session_key(session_key)}.json"

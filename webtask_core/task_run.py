@@ -80,6 +80,11 @@ class TaskRun:
         return self.replayer.replayed if self.replayer is not None else 0
 
     @property
+    def replay_handovers(self) -> list[str]:
+        """Where and why the model took over from the script, each time it did."""
+        return list(self.replayer.handovers) if self.replayer is not None else []
+
+    @property
     def replay_outcome(self) -> ReplayOutcome:
         if self.saved_script is not None:
             return "recorded" if self.replayer is None else "repaired"
@@ -95,7 +100,7 @@ class TaskRun:
         if self.replay is not None and self.replayer is None:
             script = await asyncio.to_thread(self.replay.store.load, self.replay.key)
             if script is not None:
-                self.replayer = Replayer(script, self.replay.params)
+                self.replayer = Replayer(script, self.replay.params, identifying=self.replay.identifying)
         await self.runtime.open(self.start_url)
         self._started = True
 

@@ -47,6 +47,8 @@ class Director(Protocol):
 
     def take_note(self) -> str | None:
         """A line for the model at the next step it decides (why it decides it), or None."""
+
+
 NO_TOOL_CALL = "(no tool call)"
 
 

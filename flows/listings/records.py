@@ -213,9 +213,12 @@ def load_task_template(template: str | None = None) -> jinja2.Template:
 def listing_fields(listing: ListingRecord, *, photo_names: list[str], site_url: str, username: str,
                    password: str) -> dict[str, Any]:
     """The values a listing's task is rendered from (a replay's parameters: the same names)."""
-    data = listing.listing_data(photo_names=photo_names)
-    data.update(username=username, password=password, site_url=site_url)
-    return data
+    return {**_task_data(listing, photo_names, username, password), "site_url": site_url}
+
+
+def _task_data(listing: ListingRecord, photo_names: list[str], username: str, password: str) -> dict[str, Any]:
+    """The listing as its task shows it (``listing`` / ``listing_json`` in the template)."""
+    return {**listing.listing_data(photo_names=photo_names), "username": username, "password": password}
 
 
 def template_name(template: str | None) -> str:
@@ -241,8 +244,7 @@ def render_listing_task(
 ) -> str:
     import jinja2
 
-    data = listing.listing_data(photo_names=photo_names)
-    data.update(username=username, password=password)
+    data = _task_data(listing, photo_names, username, password)
     try:
         return template.render(
             listing=data,

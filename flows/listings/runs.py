@@ -83,8 +83,6 @@ def plan_jobs(
             template, listing, photo_names=list(resources), site_url=site_url,
             username=username, password=PASSWORD_PLACEHOLDER,
         )
-        fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
-                                username=username, password=PASSWORD_PLACEHOLDER)
         parameters = {
             "task": task,
             "start_url": site_url,
@@ -96,6 +94,8 @@ def plan_jobs(
             "secrets": {PASSWORD_SECRET_NAME: password_secret},
         }
         if replay_key is not None:  # only then: a deployment made before the parameter existed still works
+            fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
+                                    username=username, password=PASSWORD_PLACEHOLDER)
             parameters["replay"] = {"key": replay_key, "params": fields, "identifying": list(IDENTIFYING_FIELDS)}
         jobs.append(ListingJob(listing=listing, content_hash=listing.content_hash(), parameters=parameters))
     return jobs

@@ -55,9 +55,9 @@ class Recorder:
             actions.append(action)
         if actions:
             # What the model said, kept for reading a script: with placeholders, like its calls.
-            text, _ = parameterise({"text": step.model_text}, self.params, page_url=observation.url, free_text=True)
+            text, _ = parameterise(step.model_text, self.params, page_url=observation.url, free_text=True)
             self.steps.append(ScriptStep(page=PageSignature.of(observation, self.normalise),
-                                         text=text["text"], actions=actions, needs_model=needs_model))
+                                         text=text, actions=actions, needs_model=needs_model))
 
     def script(self, key: str, *, revision: int = 1, source: str = "") -> ReplayScript:
         return ReplayScript(key=key, revision=revision, params=sorted(self.params), steps=list(self.steps),

@@ -12,12 +12,12 @@ script (never the step it handed over, and never on the page where it handed ove
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from webtask_core.llm.types import ModelReply, ToolCall, Usage
 from webtask_core.replay.script import MissingValue, ReplayScript, fill_in
-from webtask_core.replay.signature import Normaliser, PageSignature, resolve_element
+from webtask_core.replay.signature import ElementFingerprint, Normaliser, PageSignature, page_fingerprints, resolve_element
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import Observation
@@ -31,10 +31,11 @@ REPLAYED_TEXT = "(replayed step {number} of the recorded run {key!r}, revision {
 class Replayer:
     """Decides, step by step, whether the next step is replayed (a scripted reply) or the model's."""
 
-    def __init__(self, script: ReplayScript, params: Mapping[str, Any]):
+    def __init__(self, script: ReplayScript, params: Mapping[str, Any], *, identifying: Iterable[str] | None = None):
         self.script = script
         self.params = dict(params)
-        self.normalise = Normaliser(params)
+        # The same folding the recorder used, so pages are compared alike.
+        self.normalise = Normaliser(params, identifying=identifying)
         self.position = 0  # the next scripted step
         self.replayed = 0  # steps replayed in this run
         self.handovers: list[str] = []  # why the model took over, each time it did
@@ -44,20 +45,14 @@ class Replayer:
         self._handed_over_on: PageSignature | None = None  # the page where the model took over
         self._handed_over_step = -1  # the scripted step it took over
         self._pending_note: str | None = None
+        self._candidates: list[tuple[str, ElementFingerprint]] | None = None  # of the page being decided
 
-    def checkpoint(self) -> tuple[Any, ...]:
+    def checkpoint(self) -> dict[str, Any]:
         """The replay's position, to restore when the step it decided fails and is retried."""
-        return (self.position, self.replayed, list(self.handovers), self._handed_over_on, self._handed_over_step,
-                self._pending_note, self.site_changed)
+        return {**vars(self), "handovers": list(self.handovers)}
 
-    def restore(self, checkpoint: tuple[Any, ...]) -> None:
-        (self.position, self.replayed, handovers, self._handed_over_on, self._handed_over_step,
-         self._pending_note, self.site_changed) = checkpoint
-        self.handovers = list(handovers)
-
-    @property
-    def active(self) -> bool:
-        return self._handed_over_on is None and self.position < len(self.script.steps)
+    def restore(self, checkpoint: dict[str, Any]) -> None:
+        vars(self).update(checkpoint, handovers=list(checkpoint["handovers"]))
 
     @property
     def handed_over(self) -> bool:
@@ -73,6 +68,7 @@ class Replayer:
         if self.position >= len(self.script.steps):
             return None
         page = PageSignature.of(observation, self.normalise)
+        self._candidates = None
         if self._handed_over_on is not None:
             return self._resume(page, observation)
         reply, problem = self._reply_for(self.position, page, observation)
@@ -101,7 +97,10 @@ class Replayer:
         for number, action in enumerate(step.actions):
             element_id = None
             if action.element is not None:
-                element_id, problem = resolve_element(action.element, observation, self.normalise)
+                if self._candidates is None:
+                    self._candidates = page_fingerprints(observation, self.normalise)
+                element_id, problem = resolve_element(action.element, observation, self.normalise,
+                                                      candidates=self._candidates)
                 if element_id is None:
                     return None, problem
             try:
@@ -118,11 +117,10 @@ class Replayer:
         if page == self._handed_over_on:
             return None
         for index in range(max(self.position, self._handed_over_step + 1), len(self.script.steps)):
-            if self.script.steps[index].page.difference(page) is None:
-                reply, _ = self._reply_for(index, page, observation)
-                if reply is not None:
-                    self._handed_over_on = None
-                    return reply
+            reply, _ = self._reply_for(index, page, observation)  # checks the page before any element
+            if reply is not None:
+                self._handed_over_on = None
+                return reply
         return None
 
     def _hand_over(self, page: PageSignature | None, index: int, problem: str, *, site_changed: bool = True) -> None:

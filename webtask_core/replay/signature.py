@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
 
-__all__ = ["ElementFingerprint", "PageSignature", "Normaliser", "resolve_element", "url_pattern"]
+__all__ = ["ElementFingerprint", "PageSignature", "Normaliser", "page_fingerprints", "resolve_element", "url_pattern"]
 
 # Attributes that describe what an element is, not its state (value, checked, selected change).
 STABLE_ATTRIBUTES = ("placeholder", "aria-label", "title", "hint", "href", "accept", "alt")
@@ -151,14 +151,18 @@ class ElementFingerprint(BaseModel):
         return score
 
 
-def resolve_element(fingerprint: ElementFingerprint, observation: Observation,
-                    normalise: Normaliser) -> tuple[str | None, str]:
-    """The id of the one element of ``observation`` that matches, else None and why."""
-    scored = sorted(
-        ((fingerprint.score(ElementFingerprint.of(element, normalise)), element.id)
-         for element in observation.elements.values()),
-        reverse=True,
-    )
+def page_fingerprints(observation: Observation, normalise: Normaliser) -> list[tuple[str, ElementFingerprint]]:
+    """(id, fingerprint) of every element of ``observation``: computed once per page, matched per call."""
+    return [(element.id, ElementFingerprint.of(element, normalise)) for element in observation.elements.values()]
+
+
+def resolve_element(fingerprint: ElementFingerprint, observation: Observation, normalise: Normaliser, *,
+                    candidates: list[tuple[str, ElementFingerprint]] | None = None) -> tuple[str | None, str]:
+    """The id of the one element of ``observation`` that matches, else None and why. ``candidates``:
+    the page's fingerprints when already computed (:func:`page_fingerprints`)."""
+    if candidates is None:
+        candidates = page_fingerprints(observation, normalise)
+    scored = sorted(((fingerprint.score(other), element_id) for element_id, other in candidates), reverse=True)
     if not scored or scored[0][0] < _MIN_SCORE:
         return None, f"no element like {fingerprint.describe()} on the page"
     if len(scored) > 1 and scored[0][0] - scored[1][0] < _MIN_MARGIN:

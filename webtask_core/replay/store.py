@@ -54,10 +54,7 @@ class ScriptStore:
     @property
     def where(self) -> str:
         """The folder or ``s3://bucket/prefix`` the scripts are in."""
-        folder = getattr(self.backend, "folder", None)
-        if folder is not None:
-            return str(folder)
-        return f"s3://{getattr(self.backend, 'bucket', '?')}/{getattr(self.backend, 'prefix', '')}"
+        return self.backend.where
 
     def load(self, key: str) -> ReplayScript | None:
         """The script, or None. A corrupt one or one of another schema version is a
