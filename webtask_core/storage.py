@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -25,6 +25,8 @@ from webtask_core.errors import ConfigError, SessionFormatError
 
 if TYPE_CHECKING:
     from webtask_core.record import TaskRecord
+
+_Document = TypeVar("_Document", bound=BaseModel)
 
 __all__ = [
     "S3Location",
@@ -37,6 +39,7 @@ __all__ = [
     "validate_session_key",
     "SavedSession",
     "make_saved_session",
+    "parse_versioned_document",
     "SessionStore",
     "LocalSessionStore",
     "S3SessionStore",
@@ -168,21 +171,25 @@ def make_saved_session(
 
 
 def _parse_document(raw: bytes, *, session_key: str, location: str) -> SavedSession:
-    where = f"session {session_key!r} at {location}"
+    return parse_versioned_document(
+        raw, SavedSession, version=SESSION_SCHEMA_VERSION, where=f"session {session_key!r} at {location}",
+        advice="Move the file away (or delete it) to start a fresh session.")
+
+
+def parse_versioned_document(raw: bytes, model: type[_Document], *, version: int, where: str, advice: str) -> _Document:
+    """``raw`` JSON as ``model``, whose ``schema_version`` must be ``version``; else a
+    :class:`SessionFormatError` that starts with ``where`` (and, for another version, ends with ``advice``)."""
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SessionFormatError(f"{where} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise SessionFormatError(f"{where} is not a JSON object")
-    version = data.get("schema_version")
-    if version != SESSION_SCHEMA_VERSION:
-        raise SessionFormatError(
-            f"{where} has schema_version {version!r}; this version of webtask reads "
-            f"{SESSION_SCHEMA_VERSION}. Move the file away (or delete it) to start a fresh session."
-        )
+    found = data.get("schema_version")
+    if found != version:
+        raise SessionFormatError(f"{where} has schema_version {found!r}; this version of webtask reads {version}. {advice}")
     try:
-        return SavedSession.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise SessionFormatError(f"{where} is malformed: {exc}") from exc
 

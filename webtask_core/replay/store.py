@@ -4,14 +4,12 @@ document per script key. Listing and deleting them is one command each (``webtas
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from webtask_core.errors import ConfigError, SessionFormatError
+from webtask_core.errors import ConfigError
 from webtask_core.replay.script import SCRIPT_SCHEMA_VERSION, ReplayScript
+from webtask_core.storage import parse_versioned_document
 
 if TYPE_CHECKING:
     from webtask_core.storage import SessionStore
@@ -62,19 +60,9 @@ class ScriptStore:
         raw = self.backend.read_bytes(key)
         if raw is None:
             return None
-        where = f"replay script {key!r} at {self.location(key)}"
-        try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SessionFormatError(f"{where} is not valid JSON: {exc}") from exc
-        if not isinstance(data, dict) or data.get("schema_version") != SCRIPT_SCHEMA_VERSION:
-            version = data.get("schema_version") if isinstance(data, dict) else None
-            raise SessionFormatError(f"{where} has schema_version {version!r}; this version reads "
-                                     f"{SCRIPT_SCHEMA_VERSION}. Delete it to record it afresh.")
-        try:
-            return ReplayScript.model_validate(data)
-        except ValidationError as exc:
-            raise SessionFormatError(f"{where} is malformed: {exc}") from exc
+        return parse_versioned_document(
+            raw, ReplayScript, version=SCRIPT_SCHEMA_VERSION, where=f"replay script {key!r} at {self.location(key)}",
+            advice="Delete it to record it afresh.")
 
     def save(self, script: ReplayScript) -> None:
         self.backend.write_bytes(script.key, script.model_dump_json(indent=1).encode())
