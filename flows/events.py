@@ -37,6 +37,8 @@ __all__ = [
     "clip_text",
     "current_flow_run",
     "emit_script_event",
+    "one_line",
+    "cost_payload",
 ]
 
 TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
@@ -67,6 +69,24 @@ def clip_text(text: str | None, limit: int = _MAX_TEXT_CHARS) -> str | None:
     return text[: limit - 1] + "…"
 
 
+def one_line(text: str | None, limit: int = _MAX_NAME_CHARS) -> str:
+    """A text fit for an alert's subject: one line (a subject with a newline breaks mail headers and
+    chat previews), cut to ``limit``."""
+    return clip_text(" ".join((text or "").split()), limit) or ""
+
+
+def cost_payload(cost_usd: float | None, saved_usd: float | None, *, model: str = "") -> dict[str, Any]:
+    """The money fields of an event's payload (omitted when unknown)."""
+    payload: dict[str, Any] = {}
+    if model:
+        payload["model"] = model
+    if cost_usd is not None:
+        payload["cost_usd"] = round(cost_usd, 6)
+    if saved_usd is not None:
+        payload["saved_by_replay_usd"] = round(saved_usd, 6)
+    return payload
+
+
 def current_flow_run() -> tuple[str | None, str | None]:
     from prefect.context import FlowRunContext
 
@@ -80,10 +100,10 @@ def task_display_name(task: str, labels: Mapping[str, str] | None) -> str:
     """What a person calls this task in an alert: ``listing SKU``, a given name, else the task's first line."""
     labels = labels or {}
     if labels.get("sku"):
-        return f"listing {labels['sku']}"
+        return one_line(f"listing {labels['sku']}")
     if labels.get("name"):
-        return str(labels["name"])
-    return clip_text((task.strip().splitlines() or ["webtask task"])[0], _MAX_NAME_CHARS) or "webtask task"
+        return one_line(str(labels["name"])) or "webtask task"
+    return one_line((task.strip().splitlines() or ["webtask task"])[0]) or "webtask task"
 
 
 def _related(run_id: str, run_name: str | None, labels: Mapping[str, str]) -> list[dict[str, str]]:
@@ -125,6 +145,8 @@ def emit_task_event(
 
     name = task_event_name(status)
     labels = {key: str(value) for key, value in (labels or {}).items() if value is not None}
+    if "batch_name" in labels:  # alert subjects show it: one line
+        labels["batch_name"] = one_line(labels["batch_name"], 200)
     current_id, current_name = current_flow_run()
     run_id = str(flow_run_id) if flow_run_id is not None else current_id
     if run_id is None:

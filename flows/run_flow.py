@@ -34,7 +34,7 @@ from webtask_core.browser.runtime import BrowserRuntime
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
-from webtask_core.record import TaskRecord
+from webtask_core.record import Step, TaskRecord
 from webtask_core.resources import validate_resource_name
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
@@ -42,7 +42,9 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.events import emit_script_event, emit_task_event
+from webtask_flows.costs import RunCost, RunPricing, price_run
+from webtask_flows.events import cost_payload, emit_script_event, emit_task_event
+from webtask_flows.pictures import own_run_artifacts, publish_picture
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
 from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
@@ -120,6 +122,7 @@ async def run_webtask(
     if replay is not None:
         replay.check()
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
+    pricing = RunPricing(model or DEFAULT_MODEL)  # so does a bad WEBTASK_MODEL_PRICES
     secret_values = await load_secrets(secrets)
     options = WorkerOptions(
         secrets={name: SecretStr(value) for name, value in secret_values.items()},
@@ -163,7 +166,7 @@ async def run_webtask(
             replaying = replay.replay(scripts, source=f"flow run {flow_run_id}" if flow_run_id else "")
         task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
-        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots)
+        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing)
         run_step = step_task()
         task_ms: dict[int, float] = {}
         while not ctx.finished:
@@ -188,16 +191,24 @@ async def run_webtask(
         relaunches = browser.relaunches
     # Here the browser is closed, the resource folder removed and the session key released.
 
+    run_cost = await price_run(pricing, session.steps, session.usage, script_key=replay.key if replay else None,
+                               store=(store or await get_session_store()) if replay else None)
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
-                     flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None)
+                     flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None,
+                     run_cost=run_cost)
     if task_run.saved_script is not None and replay is not None:
         emit_script_event(task_run.replay_outcome, key=replay.key, revision=task_run.saved_script.revision,
                           steps=len(task_run.saved_script.steps), handovers=result.replay_handovers,
                           task=task, labels=labels)
     await publish_run_artifacts(result, session.steps, task=task,
                                 attempts=step_run.attempts, task_ms=task_ms, secrets=worker.secrets, labels=labels)
+    if result.replayed_steps and session.final_screenshot:  # replayed steps take no picture: show where it ended
+        with own_run_artifacts():
+            await publish_picture(session.final_screenshot, name="final", screenshots=screenshots,
+                                  description=f"The last page of the replayed run ({result.status.value})")
     emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
-                    steps_used=result.steps, max_steps=result.max_steps, labels=labels)
+                    steps_used=result.steps, max_steps=result.max_steps, labels=labels,
+                    extra=cost_payload(result.cost_usd, result.saved_by_replay_usd, model=result.model))
     logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, scrub(result.feedback))
     if result.ok:
         return Completed(message=result.feedback, data=result)  # type: ignore[return-value]
@@ -303,6 +314,7 @@ def _result(
     flow_run_id: str | None,
     relaunches: int,
     replay_key: str | None = None,
+    run_cost: RunCost | None = None,
 ) -> WebtaskResult:
     attempts, scrub = step_run.attempts, step_run.secrets.scrub
     task_run = step_run.task_run
@@ -315,6 +327,7 @@ def _result(
             snapshot_ms=snapshot_ms.get(step.index, 0.0),
             artifact_ms=step_run.artifact_ms.get(step.index, 0.0),
             task_ms=task_ms.get(step.index, 0.0), replayed=step.replayed,
+            name=step_run.names.get(step.index, ""), cost_usd=_step_cost(step_run, step),
         )
         for step in session.steps
     ]
@@ -338,4 +351,18 @@ def _result(
         replay=task_run.replay_outcome,
         replay_key=replay_key,
         replay_handovers=[scrub(reason) for reason in task_run.replay_handovers],
+        model=run_cost.model if run_cost else "",
+        cost=run_cost.cost if run_cost else None,
+        cost_usd=run_cost.cost_usd if run_cost else None,
+        saved_by_replay_usd=run_cost.saved_usd if run_cost else None,
+        saved_by_replay=scrub(run_cost.saved_basis) if run_cost else "",
     )
+
+
+def _step_cost(step_run: StepRun, step: Step) -> float | None:
+    if step_run.pricing is None:
+        return None
+    if not step.asked_model:
+        return 0.0
+    cost = step_run.pricing.step_cost(step)
+    return round(cost.total_usd, 6) if cost is not None else None

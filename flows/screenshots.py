@@ -35,13 +35,18 @@ class ScreenshotStore:
         self.expires_s = int(days * 86400)
         self._client = client
 
-    async def put(self, flow_run_id: str, index: int, jpeg_b64: str) -> str:
-        """Upload step ``index``'s JPEG (base64, as the step record holds it); returns its URL."""
+    async def put(self, flow_run_id: str, index: int | str, jpeg_b64: str) -> str:
+        """Upload step ``index``'s JPEG (base64, as the step record holds it) as ``step-<index>.jpg``,
+        or a named picture (``final``) as ``<name>.jpg``; returns its URL."""
+        name = f"step-{index}.jpg" if isinstance(index, int) else f"{index}.jpg"
+        return await self.put_bytes(flow_run_id, name, base64.b64decode(jpeg_b64), content_type="image/jpeg")
+
+    async def put_bytes(self, flow_run_id: str, name: str, body: bytes, *, content_type: str) -> str:
+        """Upload ``body`` as ``<prefix>/<flow run id>/<name>``; returns a presigned URL to it."""
         client = self._client = self._client or await resolve_s3_client()
-        key = "/".join(part for part in (self.location.key.strip("/"), flow_run_id, f"step-{index}.jpg") if part)
-        body = base64.b64decode(jpeg_b64)
+        key = "/".join(part for part in (self.location.key.strip("/"), flow_run_id, name) if part)
         await asyncio.to_thread(client.put_object, Bucket=self.location.bucket, Key=key, Body=body,
-                                ContentType="image/jpeg")
+                                ContentType=content_type)
         return await asyncio.to_thread(
             client.generate_presigned_url, "get_object",
             Params={"Bucket": self.location.bucket, "Key": key}, ExpiresIn=self.expires_s,

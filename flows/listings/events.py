@@ -11,7 +11,7 @@ from uuid import UUID
 from prefect.events import emit_event
 
 from webtask_core.errors import ConfigError
-from webtask_flows.events import clip_text, current_flow_run
+from webtask_flows.events import clip_text, cost_payload, current_flow_run, one_line
 from webtask_flows.listings.models import ListingResult
 
 __all__ = ["BATCH_EVENT_NAMES", "emit_batch_event"]
@@ -44,6 +44,8 @@ def emit_batch_event(
         "source": source,
         "message": clip_text(message),
         "reason": clip_text(reason),
+        "reason_line": one_line(reason, 120),  # for a subject: one line
+        "source_line": one_line(source, 80),
         "total": total,
         "counts": dict(counts),
         "failed_count": len(failed),
@@ -51,10 +53,22 @@ def emit_batch_event(
         "failed": [{"sku": r.sku, "status": r.status, "reason": clip_text(r.feedback, 300), "flow_run_id": r.flow_run_id}
                    for r in failed[:_MAX_LISTED_FAILURES]],
         "flow_run_id": run_id,
+        **_costs(results),
     }
     resource = {
         "prefect.resource.id": f"webtask.batch.{run_id}",
-        "prefect.resource.name": clip_text(f"batch {run_name or run_id} ({source})", 200) or "batch",
+        "prefect.resource.name": one_line(f"batch {run_name or run_id} ({source})", 200) or "batch",
         "webtask.status": status,
     }
     return emit_event(event=BATCH_EVENT_NAMES[status], resource=resource, related=[flow_run], payload=payload)
+
+
+def _costs(results: Sequence[ListingResult]) -> dict[str, Any]:
+    """The batch's cost and what replay saved, over the listings it ran (None where unknown)."""
+    ran = [result for result in results if not result.skipped and result.status != "invalid"]
+    costs = [result.cost_usd for result in ran if result.cost_usd is not None]
+    saved = [result.saved_by_replay_usd for result in ran if result.saved_by_replay_usd is not None]
+    payload = cost_payload(sum(costs) if costs else None, sum(saved) if saved else None)
+    if len(costs) < len(ran):
+        payload["unpriced_listings"] = len(ran) - len(costs)
+    return payload
