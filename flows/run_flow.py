@@ -34,7 +34,7 @@ from webtask_core.browser.runtime import BrowserRuntime
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
-from webtask_core.record import Step, TaskRecord
+from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import validate_resource_name
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
@@ -43,7 +43,7 @@ from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
 from webtask_flows.costs import RunCost, RunPricing, price_run
-from webtask_flows.events import cost_payload, emit_script_event, emit_task_event
+from webtask_flows.events import cost_payload, emit_script_event, emit_task_event, task_display_name
 from webtask_flows.pictures import own_run_artifacts, publish_picture
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
@@ -52,6 +52,7 @@ from webtask_flows.run_signals import note_run_started, wait_for_announced_sessi
 from webtask_flows.screenshots import screenshot_store_from_env
 from webtask_flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from webtask_flows.steps import StepRun, step_task
+from webtask_flows.trace import RunTrace, trace_settings_from_env
 
 __all__ = ["run_webtask", "load_secrets"]
 
@@ -123,6 +124,7 @@ async def run_webtask(
         replay.check()
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
     pricing = RunPricing(model or DEFAULT_MODEL)  # so does a bad WEBTASK_MODEL_PRICES
+    traces = trace_settings_from_env()  # and WEBTASK_TRACE / WEBTASK_TRACE_STORE
     secret_values = await load_secrets(secrets)
     options = WorkerOptions(
         secrets={name: SecretStr(value) for name, value in secret_values.items()},
@@ -152,12 +154,17 @@ async def run_webtask(
         llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
         if login_session_key and storage_state is None:
             storage_state = await _login_storage_state(login_session_key, store or await get_session_store())
+        # Entered before the browser, so it ends after the browser saved the trace.
+        trace = await stack.enter_async_context(
+            RunTrace(traces, flow_run_id, title=task_display_name(task, labels)))
         browser = await stack.enter_async_context(
             BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains,
-                           block_requests=block_requests)
+                           block_requests=block_requests, tracer=trace.recorder)
         )
         worker = Worker(llm, browser.current_tab, options=options)
         scrub = worker.secrets.scrub  # everything logged, stored or shown is scrubbed of the values
+        if trace.recorder is not None:
+            trace.recorder.scrub = scrub  # the trace holds what was typed: scrubbed when saved
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
         replaying = None
@@ -166,7 +173,8 @@ async def run_webtask(
             replaying = replay.replay(scripts, source=f"flow run {flow_run_id}" if flow_run_id else "")
         task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
-        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing)
+        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
+                           tracer=trace.recorder)
         run_step = step_task()
         task_ms: dict[int, float] = {}
         while not ctx.finished:
@@ -177,6 +185,7 @@ async def run_webtask(
             logger.info("step %d: %s", index, scrub(step.summary()))
 
         session = await task_run.finish()
+        trace.outcome(completed=session.status is WorkerStatus.completed, handed_over=bool(task_run.replay_handovers))
         if session_key and store is not None:
             state, live_url = await browser.final_state()
             url: str | None = live_url or session.final_url
@@ -191,11 +200,13 @@ async def run_webtask(
         relaunches = browser.relaunches
     # Here the browser is closed, the resource folder removed and the session key released.
 
+    if trace.locations:
+        logger.info("Playwright trace: playwright show-trace %s", trace.locations[-1])
     run_cost = await price_run(pricing, session.steps, session.usage, script_key=replay.key if replay else None,
                                store=(store or await get_session_store()) if replay else None)
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None,
-                     run_cost=run_cost)
+                     run_cost=run_cost, trace_location=trace.locations[-1] if trace.locations else None)
     if task_run.saved_script is not None and replay is not None:
         emit_script_event(task_run.replay_outcome, key=replay.key, revision=task_run.saved_script.revision,
                           steps=len(task_run.saved_script.steps), handovers=result.replay_handovers,
@@ -315,6 +326,7 @@ def _result(
     relaunches: int,
     replay_key: str | None = None,
     run_cost: RunCost | None = None,
+    trace_location: str | None = None,
 ) -> WebtaskResult:
     attempts, scrub = step_run.attempts, step_run.secrets.scrub
     task_run = step_run.task_run
@@ -356,6 +368,7 @@ def _result(
         cost_usd=run_cost.cost_usd if run_cost else None,
         saved_by_replay_usd=run_cost.saved_usd if run_cost else None,
         saved_by_replay=scrub(run_cost.saved_basis) if run_cost else "",
+        trace=trace_location,
     )
 
 

@@ -20,7 +20,7 @@ from webtask_core.errors import ConfigError
 from webtask_core.storage import S3Location, is_s3_uri
 from webtask_flows.settings import resolve_s3_client
 
-__all__ = ["ScreenshotStore", "screenshot_store_from_env"]
+__all__ = ["ScreenshotStore", "screenshot_store_from_env", "s3_store_from_uri"]
 
 _MAX_DAYS = 7  # SigV4 presigned URLs last at most a week
 
@@ -53,13 +53,11 @@ class ScreenshotStore:
         )
 
 
-def screenshot_store_from_env() -> ScreenshotStore | None:
-    """The store ``WEBTASK_SCREENSHOT_STORE`` names (an ``s3://`` prefix), or None."""
-    where = (os.environ.get("WEBTASK_SCREENSHOT_STORE") or "").strip()
-    if not where:
-        return None
+def s3_store_from_uri(where: str, *, setting: str) -> ScreenshotStore:
+    """A store for ``s3://bucket/prefix`` (``setting`` names where the URI came from, for errors);
+    presigned URLs last ``WEBTASK_SCREENSHOT_URL_DAYS`` days."""
     if not is_s3_uri(where):
-        raise ConfigError("WEBTASK_SCREENSHOT_STORE", f"must be an s3://bucket/prefix URI, got {where!r}")
+        raise ConfigError(setting, f"must be an s3://bucket/prefix URI, got {where!r}")
     raw_days = (os.environ.get("WEBTASK_SCREENSHOT_URL_DAYS") or "").strip()
     try:
         days = float(raw_days) if raw_days else _MAX_DAYS
@@ -67,5 +65,11 @@ def screenshot_store_from_env() -> ScreenshotStore | None:
         raise ConfigError("WEBTASK_SCREENSHOT_URL_DAYS", f"must be a number of days, got {raw_days!r}") from None
     bucket, _, prefix = where[len("s3://"):].partition("/")
     if not bucket:
-        raise ConfigError("WEBTASK_SCREENSHOT_STORE", f"names no bucket: {where!r}")
+        raise ConfigError(setting, f"names no bucket: {where!r}")
     return ScreenshotStore(S3Location(bucket, prefix), days=days)
+
+
+def screenshot_store_from_env() -> ScreenshotStore | None:
+    """The store ``WEBTASK_SCREENSHOT_STORE`` names (an ``s3://`` prefix), or None."""
+    where = (os.environ.get("WEBTASK_SCREENSHOT_STORE") or "").strip()
+    return s3_store_from_uri(where, setting="WEBTASK_SCREENSHOT_STORE") if where else None

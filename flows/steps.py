@@ -32,6 +32,7 @@ from webtask_flows.replay_notes import ReplayWatch
 from webtask_flows.step_names import rename_current_task_run, step_run_name
 
 if TYPE_CHECKING:
+    from webtask_core.browser.tracing import TraceRecorder
     from webtask_core.task_run import TaskRun
     from webtask_flows.costs import RunPricing
     from webtask_flows.screenshots import ScreenshotStore
@@ -67,6 +68,7 @@ class StepRun:
         artifacts: bool = True,
         screenshots: ScreenshotStore | None = None,
         pricing: RunPricing | None = None,
+        tracer: TraceRecorder | None = None,
     ):
         self.task_run = task_run
         self.secrets = secrets or SecretValues()  # artifacts are scrubbed with the worker's own secrets
@@ -75,6 +77,7 @@ class StepRun:
         self.attempts: dict[int, int] = {}  # step index -> task attempts (1 = no retry)
         self.artifact_ms: dict[int, float] = {}  # step index -> publishing its artifact (last attempt)
         self.pricing = pricing  # what each step's model call cost (None: not priced)
+        self.tracer = tracer  # the run's Playwright trace: each step's actions in a group of its own
         self.names: dict[int, str] = {}  # step index -> what it did, as its task run is named
         # Replay's handovers and checks, for the step artifacts (only with a replay).
         self.replay_watch = ReplayWatch(task_run) if task_run.replay is not None else None
@@ -117,7 +120,14 @@ async def run_step(run: StepRun, index: int) -> Step:
     run.attempts[index] = run.attempts.get(index, 0) + 1
     if run.replay_watch is not None:
         run.replay_watch.before()
-    step = await run.task_run.step(index)
+    runtime = run.task_run.runtime
+    if run.tracer is not None and runtime.has_tab:
+        await run.tracer.group(runtime.current_tab(), f"step {index}")
+    try:
+        step = await run.task_run.step(index)
+    finally:
+        if run.tracer is not None and runtime.has_tab:
+            await run.tracer.group_end(runtime.current_tab())
     run.names[index] = run.secrets.scrub(step_run_name(step, run.task_run.ctx.last_observation))
     rename_current_task_run(run.names[index])
     replay = run.replay_watch.after(step) if run.replay_watch is not None else None

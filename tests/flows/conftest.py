@@ -28,9 +28,11 @@ os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", 
 
 
 @pytest.fixture(scope="session", autouse=True)
-def prefect_harness() -> Iterator[None]:
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     from prefect.testing.utilities import prefect_test_harness
 
+    # Runs that fail keep a Playwright trace: in the session's temp folder, never in ~/.webtask.
+    os.environ.setdefault("WEBTASK_TRACE_STORE", str(tmp_path_factory.mktemp("traces")))
     with prefect_test_harness(server_startup_timeout=60):
         yield
 
