@@ -47,6 +47,7 @@ from webtask_flows.events import cost_payload, emit_script_event, emit_task_even
 from webtask_flows.pictures import own_run_artifacts, publish_picture
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
+from webtask_flows.run_end import RUN_END_HOOKS
 from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 from webtask_flows.run_signals import note_run_started, wait_for_announced_session
 from webtask_flows.screenshots import screenshot_store_from_env
@@ -71,7 +72,8 @@ def _emit_failed(flow: Any, flow_run: Any, state: Any) -> None:
     )
 
 
-@flow(name="run-webtask", persist_result=True, validate_parameters=True, on_failure=[_emit_failed])
+@flow(name="run-webtask", persist_result=True, validate_parameters=True, on_failure=[_emit_failed, *RUN_END_HOOKS],
+      on_completion=RUN_END_HOOKS, on_crashed=RUN_END_HOOKS, on_cancellation=RUN_END_HOOKS)
 async def run_webtask(
     task: str,
     start_url: str | None = None,
