@@ -7,7 +7,9 @@ A task (one ``run-webtask`` run) ends with exactly one of:
 - ``webtask.task.failed``: the run itself failed — bad input, a missing S3 object or Secret, the model
   API down beyond the retries — so the agent never reached an outcome;
 - ``webtask.task.error`` (emitted by a parent, e.g. a batch): a run that ended without saying so
-  itself — it crashed or was cancelled, never started, or completed with the wrong result.
+  itself — it crashed or was cancelled, never started, or completed with the wrong result;
+- ``webtask.task.crashed`` (emitted by the crash report, ``report-webtask-crash``): the run was
+  marked Crashed — its process died (killed, out of memory, an evicted container), so it said nothing.
 
 (A listing batch adds ``webtask.batch.completed|failed``: webtask_flows.listings.events.)
 
@@ -41,7 +43,7 @@ __all__ = [
     "cost_payload",
 ]
 
-TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
+TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "crashed"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
@@ -49,6 +51,7 @@ TASK_EVENT_NAMES: dict[str, str] = {
     "max_steps": "webtask.task.max-steps",
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
+    "crashed": "webtask.task.crashed",
 }
 
 # Long task descriptions and reasons are cut so an event stays far below Prefect's size limit.
@@ -157,6 +160,9 @@ def emit_task_event(
         "prefect.resource.id": f"webtask.task.{run_id}",
         "prefect.resource.name": task_display_name(task, labels),
         "webtask.status": status,
+        # Which batch the task was part of ("none": run on its own), so an alert can leave a batch's
+        # listings to the batch's own alert.
+        "webtask.batch": labels.get("batch_flow_run_id") or "none",
     }
     if session_key:
         resource["webtask.session-key"] = session_key
