@@ -22,13 +22,13 @@ import asyncio
 import logging
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
 from webtask_core.browser.tracing import TraceRecorder
 from webtask_core.errors import ConfigError
+from webtask_core.scratch import owned_temp_folder, remove_stale_folders
 from webtask_core.storage import is_s3_uri
 from webtask_flows.screenshots import ScreenshotStore, s3_store_from_uri, screenshot_store_from_env
 
@@ -40,6 +40,7 @@ TRACE_ENV = "WEBTASK_TRACE"
 TRACE_STORE_ENV = "WEBTASK_TRACE_STORE"
 TraceMode = Literal["off", "on", "retain-on-failure"]
 _MODES: tuple[TraceMode, ...] = ("off", "on", "retain-on-failure")
+_SCRATCH_PREFIX = "webtask-trace-"
 
 
 def default_trace_folder() -> Path:
@@ -108,7 +109,9 @@ class RunTrace:
 
     async def __aenter__(self) -> RunTrace:
         if self.settings.mode != "off":
-            self._folder = Path(tempfile.mkdtemp(prefix="webtask-trace-"))
+            # Named after this process: the next run removes what a killed one left (webtask_core.scratch).
+            await asyncio.to_thread(remove_stale_folders, _SCRATCH_PREFIX)
+            self._folder = owned_temp_folder(_SCRATCH_PREFIX)
             self.recorder = TraceRecorder(self._folder, title=self.title)
         return self
 
