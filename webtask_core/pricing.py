@@ -170,7 +170,7 @@ def _price(name: object, price: object) -> ModelPrice:
 
 def _read_overrides(raw: str) -> Mapping[str, Any]:
     text, source = raw, "the value"
-    if not raw.startswith("{"):
+    if not raw.startswith(("{", "[")):
         path = Path(raw).expanduser()
         if not path.is_file():
             raise ConfigError(PRICES_ENV, f"must be JSON or the path of a JSON/YAML file; {raw!r} is neither")

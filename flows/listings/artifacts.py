@@ -56,7 +56,7 @@ class BatchProgress:
 
 # The first columns fit a 1,400 px screen: why a listing failed, which one, how it ended, what it
 # cost, where it is; the long ones (full feedback, tokens, the flow run) come after.
-_REASON_CHARS = 60
+_REASON_CHARS = 48
 
 
 def _clipped(text: str, limit: int) -> str:
