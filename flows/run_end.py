@@ -22,7 +22,10 @@ Use it as a hook of every state a run ends in::
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prefect.flows import FlowStateHook
 
 __all__ = ["RUN_END_EVENT", "RUN_CLOSED_EVENT", "announce_run_end", "RUN_END_HOOKS"]
 
@@ -47,4 +50,5 @@ def announce_run_end(flow: Any, flow_run: Any, state: Any) -> None:
     emit_event(event=RUN_CLOSED_EVENT, resource=resource, related=related, follows=finished)
 
 
-RUN_END_HOOKS = [announce_run_end]
+# Typed as Prefect's hook lists are, so a flow decorator takes it as it is (lists are invariant).
+RUN_END_HOOKS: list[FlowStateHook[..., Any]] = [announce_run_end]

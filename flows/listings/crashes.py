@@ -73,7 +73,8 @@ async def report_webtask_crash(flow_run_id: str) -> dict[str, Any]:
 def _report_task(run: Any) -> dict[str, Any]:
     logger = get_run_logger()
     parameters = run.parameters or {}
-    labels = parameters.get("labels") if isinstance(parameters.get("labels"), dict) else {}
+    found = parameters.get("labels")
+    labels: dict[str, Any] = found if isinstance(found, dict) else {}
     if labels.get("batch_flow_run_id"):
         logger.info("Run %r is part of batch %s, which reports it", run.name, labels["batch_flow_run_id"])
         return {"reported": False, "batch_flow_run_id": labels["batch_flow_run_id"]}

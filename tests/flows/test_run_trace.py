@@ -24,7 +24,7 @@ from flow_helpers import (
 )
 
 from webtask_core.errors import ConfigError
-from webtask_core.testing import MarketplaceListingPolicy, Reply, ReplayPolicy, ToolUse
+from webtask_core.testing import MarketplaceListingPolicy, ReplayPolicy, Reply, ToolUse
 from webtask_flows import run_webtask, webtask_result
 
 
