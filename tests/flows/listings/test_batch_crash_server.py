@@ -27,9 +27,9 @@ from test_batch_flow import manifest_rows, write_photos
 from test_deployments_server import (
     PREFECT,
     PROJECT,
+    deploy_nightly,
     processes,  # noqa: F401 (fixture)
     wait_for_run,
-    wait_healthy,
 )
 
 from webtask_core.testing import MarketplaceListingPolicy
@@ -89,16 +89,8 @@ async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed
     api_url = processes.env["PREFECT_API_URL"]
     with WebhookReceiver() as webhook:
         async with fake_model_env(policy, monkeypatch) as server:
-            processes.env.update({
-                "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key",
-                "WEBTASK_SITE_URL": shop.url("/listings"), "WEBTASK_SITE_USER": "demo",
-                "WEBTASK_NIGHTLY_MANIFEST": str(manifest),
-            })
-            await wait_healthy(api_url)
-            processes.run(PREFECT, "work-pool", "create", "webtask-pool", "--type", "process")
-            processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
-                          "Secret(value='s3cr3t-shop-pass').save('shop-password', overwrite=True)")
-            processes.run(PREFECT, "--no-prompt", "deploy", "--all")  # the crash-report deployment and its trigger too
+            # The crash-report deployment and its trigger are deployed with the nightly batch.
+            await deploy_nightly(processes, server.base_url, shop.url("/listings"), manifest)
             processes.run(sys.executable, "-m", "webtask_flows.automations", "webhook-block", "webtask-alerts",
                           webhook.url)
             processes.run(sys.executable, "-m", "webtask_flows.automations", "create", str(AUTOMATION))
