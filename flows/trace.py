@@ -144,6 +144,22 @@ class RunTrace:
                 return
             logger.info("Playwright trace kept (%s): playwright show-trace %s", self._keep_reason,
                         " ".join(self.locations))
+            if exc is not None:  # no summary follows a run that raised: the trace gets a note of its own
+                await self._note_for_a_failed_run(exc)
         finally:
             if self._folder is not None:
                 shutil.rmtree(self._folder, ignore_errors=True)
+
+    async def _note_for_a_failed_run(self, exc: BaseException) -> None:
+        import shlex
+
+        from prefect.artifacts import acreate_markdown_artifact
+
+        from webtask_flows.pictures import own_run_artifacts
+
+        commands = "\n".join(f"    playwright show-trace {shlex.quote(place)}" for place in self.locations)
+        with own_run_artifacts():
+            await acreate_markdown_artifact(
+                f"## Playwright trace of the failed run\n\nThe run failed ({type(exc).__name__}); its browser's "
+                f"trace, every step's actions, opens with:\n\n{commands}\n",
+                key=None, description=f"Playwright trace of the failed run ({type(exc).__name__})")

@@ -59,6 +59,7 @@ def step_actions(events: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict
 
 
 async def test_an_aborted_run_keeps_its_trace_with_every_step_and_no_secret(flow_env, shop, shop_secret, monkeypatch):
+    monkeypatch.delenv("WEBTASK_TRACE", raising=False)  # the default: retain-on-failure (the suite turns it off)
     async with fake_model_env(login_then_abort(), monkeypatch):
         state = await run_webtask(login_task(shop.url("/login")), start_url=shop.url("/login"), max_steps=5,
                                   secrets=shop_secret, return_state=True)
@@ -85,6 +86,7 @@ async def test_an_aborted_run_keeps_its_trace_with_every_step_and_no_secret(flow
 
 async def test_a_clean_run_keeps_none_unless_asked_and_on_s3_links_it(flow_env, shop, monkeypatch, s3_endpoint,
                                                                        s3_client, s3_bucket):
+    monkeypatch.delenv("WEBTASK_TRACE", raising=False)
     script = [ToolUse("navigate", {"url": shop.url("/help")}), ToolUse("complete", {"feedback": "Read it."})]
     async with fake_model_env(ReplayPolicy(script), monkeypatch):
         state = await run_webtask("Read the help page.", start_url=shop.url("/login"), return_state=True)
@@ -107,6 +109,33 @@ async def test_a_clean_run_keeps_none_unless_asked_and_on_s3_links_it(flow_env, 
         downloaded = (await http.get(result.trace)).content
     actions = step_actions(trace_events(downloaded)[0])
     assert ("goto", shop.url("/help")) in [(m, p.get("url")) for m, p in actions["step 1"]]
+
+
+async def test_a_run_that_raised_keeps_its_trace_and_says_where(flow_env, shop, monkeypatch):
+    """No summary follows a run that failed with an error (here the model API refused the second
+    call): the trace is kept all the same, and an artifact of the run gives the command."""
+    monkeypatch.delenv("WEBTASK_TRACE", raising=False)
+
+    class RefusedAfterOneStep:
+        server: Any = None
+
+        def __call__(self, request: dict[str, Any]) -> Reply:
+            self.server.inject("auth_error")  # the next call is refused (401): not retried
+            return Reply(tool_uses=[ToolUse("navigate", {"url": shop.url("/help")})])
+
+    policy = RefusedAfterOneStep()
+    async with fake_model_env(policy, monkeypatch) as server:
+        policy.server = server
+        state = await run_webtask("Read the help page.", start_url=shop.url("/login"), return_state=True)
+    assert state.is_failed() and state.name == "Failed"
+    flow_run_id = str(state.state_details.flow_run_id)
+    trace = flow_env.traces / flow_run_id / "trace.zip"
+    (note,) = [a for a in await read_artifacts(flow_run_id) if a.type == "markdown"
+               and "Playwright trace of the failed run" in a.data]
+    assert f"playwright show-trace {trace.resolve()}" in note.data and "PermanentModelError" in note.data
+    assert note.task_run_id is None  # the run's own, not its failed step's
+    actions = step_actions(trace_events(trace.read_bytes())[0])
+    assert [method for method, _ in actions["step 1"]].count("goto") == 1 and "step 2" in actions
 
 
 @pytest.mark.parametrize("name, value", [("WEBTASK_TRACE", "sometimes"), ("WEBTASK_TRACE_STORE", "s3:///nobucket")])
