@@ -34,9 +34,16 @@ if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
     from webtask_core.browser.models import Observation
 
-__all__ = ["Worker", "WorkerOptions", "SessionProvider", "Director"]
+__all__ = ["Worker", "WorkerOptions", "SessionProvider", "Director", "Watcher"]
 
 SessionProvider = Callable[[], "BrowserTab"]
+
+
+class Watcher(Protocol):
+    """Looks at the page between the calls of a step (replay's recorder, before a submit)."""
+
+    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
+        """Called just before ``call`` runs (``first``: no call of this step ran before it)."""
 
 
 class Director(Protocol):
@@ -136,19 +143,20 @@ class Worker:
             tools=self.tools,
         )
 
-    async def step(self, ctx: TaskContext, *, director: Director | None = None) -> Step:
+    async def step(self, ctx: TaskContext, *, director: Director | None = None,
+                   watcher: Watcher | None = None) -> Step:
         """Observe, one model call, act, record. Raises TransientError with the context untouched.
 
         An exception leaving the step never shows a secret value (Playwright may quote typed text)."""
         try:
-            return await self._step(ctx, director)
+            return await self._step(ctx, director, watcher)
         except BaseException as error:
             redacted = self.secrets.redact_exception(error)
             if redacted is error:
                 raise
         raise redacted  # outside the except block, so the original is not chained as its context
 
-    async def _step(self, ctx: TaskContext, director: Director | None = None) -> Step:
+    async def _step(self, ctx: TaskContext, director: Director | None = None, watcher: Watcher | None = None) -> Step:
         if ctx.status is not None:  # ctx.finished, in a form the type checker follows
             raise RuntimeError(f"the task is already finished ({ctx.status.value})")
         started = time.perf_counter()
@@ -213,8 +221,14 @@ class Worker:
         def acting(call: ToolCall) -> None:
             self.report(ctx, Phase.acting, describe_call(call.name, call.input), answered=reply.usage)
 
+        before_call = None
+        if watcher is not None:
+            async def before_call(call: ToolCall, first: bool) -> None:
+                await watcher.before_call(call, observation, first, tab)
+
         try:
-            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting)
+            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting,
+                                                 before_call=before_call)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
             thumbnail.cancel()

@@ -266,16 +266,16 @@ async def type_into(target: Target, text: str, timeout_s: float) -> str:
 
 
 def _match_option(options: list[list[Any]], wanted: str) -> list[Any] | None:
-    folded = wanted.strip().casefold()
-    for test in (
-        lambda label, value: label == wanted or value == wanted,
-        lambda label, value: label.casefold() == folded or value.casefold() == folded,
-    ):
-        for option in options:
-            if test(option[0], option[1]):
-                return option
-    partial = [option for option in options if folded and folded in option[0].casefold()]
-    return partial[0] if len(partial) == 1 else None
+    """The option whose text is ``wanted`` exactly (case and spacing aside); an option with no text
+    by its value. Never a near match: "Books" is not "Audiobooks", and a value is not a label
+    ("books" may now be labelled "Magazines") — for those the model reads the options and decides."""
+    folded = " ".join(wanted.split()).casefold()
+    for test in (lambda label: label == wanted, lambda label: " ".join(label.split()).casefold() == folded):
+        found = [option for option in options if test(option[0])]
+        if found:
+            return found[0]
+    unlabelled = [option for option in options if not option[0].strip() and option[1] == wanted]
+    return unlabelled[0] if len(unlabelled) == 1 else None
 
 
 async def select_option(target: Target, option: str, timeout_s: float) -> str:

@@ -165,15 +165,18 @@ class BrowserTab:
 
     # --- observing ----------------------------------------------------------------------------
 
-    async def observe(self) -> Observation:
-        """The active tab as the model sees it: the element tree, ids, tabs and scroll position."""
+    async def observe(self, *, stamp: bool = True) -> Observation:
+        """The active tab as the model sees it: the element tree, ids, tabs and scroll position.
+
+        ``stamp=False``: a look that leaves the ids of the last observation in place (actions keep
+        resolving them); its own ids are for reading only, never for acting."""
         self._require_alive()
         page = await self._tabs.ensure_active()
         limit = self._config.action_timeout_s + _GRACE_S
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars), timeout=limit
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp), timeout=limit
                 )
                 break
             except TimeoutError as error:
@@ -189,9 +192,10 @@ class BrowserTab:
                     raise TransientError(f"could not observe {page.url}: {first_line(error)}") from error
                 # Most likely the page navigated while we looked at it: let it load, then look again.
                 await settle(page, self._network, navigated=True, timeout_s=self._config.settle_timeout_s)
-        self._targets = {
-            element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
-        }
+        if stamp:
+            self._targets = {
+                element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
+            }
         return Observation(
             url=snapshot.url,
             title=snapshot.title,

@@ -66,6 +66,8 @@ def _format_attributes(pairs: list[Any]) -> str:
     parts = []
     for index in range(0, len(pairs), 2):
         key, value = pairs[index], pairs[index + 1]
+        if key[0] == "_":  # for replay's checks, not for the model (observe_names.js)
+            continue
         parts.append(key if value is True else f"{key}={_quote(value)}")
     return " ".join(parts)
 
@@ -305,7 +307,8 @@ class _Stitcher:
                     hidden = True
                 elif key == "scrollable":
                     scrollable = True
-            line = f"{pad}- {element_id} ({_format_attributes(pairs)})"
+            shown = _format_attributes(pairs)
+            line = f"{pad}- {element_id} ({shown})" if shown else f"{pad}- {element_id}"
         else:
             line = f"{pad}- {element_id}"
         self.lines.append(f"{line} {_quote(text)}" if text else line)

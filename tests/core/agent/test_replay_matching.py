@@ -78,7 +78,8 @@ async def test_a_control_that_is_no_longer_unique_is_never_clicked_by_replay(bro
     assert not any(method == "POST" for method, _ in site.requests), "replay clicked a Save it had to guess"
     assert second.status is WorkerStatus.aborted and second.replayed_steps == 0
     assert len(llm.requests) == before + 1  # the model saw the page and declined
-    assert stopped and "more than one element like button" in stopped[0] and "not acting on a guess" in stopped[0]
+    # The page check sees the second Save before any element is looked for; the model is told why.
+    assert stopped and "replay stopped at step 1" in stopped[0] and "button button save" in stopped[0]
     assert store.load(store.keys()[0]).revision == 1  # a run that did not complete repairs nothing
 
 
