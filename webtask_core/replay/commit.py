@@ -160,7 +160,8 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                 if isinstance(wanted, str):
                     wanted = bool(params.get(wanted[len("{{param:"):-2]))
                 if _checked(element) != wanted:
-                    return f"{element_id_now} ({key}) is {'' if _checked(element) else 'not '}checked, which this run did not ask for"
+                    state = "checked" if _checked(element) else "not checked"
+                    return f"{element_id_now} ({key}) is {state}, which this run did not ask for"
             if control.value is not None:
                 shown = element.attributes.get("value", "")
                 if not (shown == control.value == "" or shown_matches(control.value, shown, params, files=files,

@@ -179,9 +179,8 @@ def _units(siblings: list[_Node], observation: Observation) -> set[int]:
     shapes: dict[tuple[str, ...], list[int]] = {}
     found = set()
     for index, node in enumerate(siblings):
-        if node.kind in _UNITS:
-            if _is_record(node, observation):
-                found.add(index)
+        if node.kind in _UNITS and _is_record(node, observation):
+            found.add(index)
     if found:  # a table's header row, a list's "show more" item: part of the list of records
         found.update(index for index, node in enumerate(siblings) if node.kind in ("row", "item")
                      and not _holds(node, lambda child: child.kind == "element" and _fillable(child, observation)))
@@ -204,8 +203,15 @@ def _descendants(node: _Node) -> list[_Node]:
     return out
 
 
-def _words(node: _Node) -> str:
-    return " ".join(child.text for child in [node, *_descendants(node)] if child.text)
+def _words(node: _Node, observation: Observation) -> str:
+    """All a unit says: its text lines and its controls' names."""
+    words = []
+    for child in [node, *_descendants(node)]:
+        element = observation.elements.get(child.element_id or "") if child.kind == "element" else None
+        text = element.text if element is not None else child.text
+        if text:
+            words.append(text)
+    return " ".join(words)
 
 
 def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool) -> None:
@@ -215,7 +221,7 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
         inside = notice or child.kind in _NOTICES
         if index in units:
             inner = len(reading.unit_texts)
-            reading.unit_texts.append(_words(child))
+            reading.unit_texts.append(_words(child, observation))
         if child.kind == "element" and child.element_id is not None:
             element = observation.elements.get(child.element_id)
             before = after = ""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtask_core.replay.commit import capture_commit, is_commit
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
-from webtask_core.replay.signature import ElementFingerprint, Normaliser, PageSignature, PageView
+from webtask_core.replay.signature import Normaliser, PageSignature, PageView
 from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, label_words, template_value
 
 if TYPE_CHECKING:

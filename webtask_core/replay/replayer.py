@@ -147,7 +147,8 @@ class Replayer:
             if action.commit and step.commit is not None:
                 mismatch = verify_commit(step.commit, view, element_id, self.params, self.files)
                 if mismatch is not None:
-                    return None, "site", f"before {action.tool} on {action.element.describe() if action.element else 'the page'}: {mismatch}"
+                    what = action.element.describe() if action.element else "the page"
+                    return None, "site", f"before {action.tool} on {what}: {mismatch}"
             try:
                 arguments = render(action.input, self.params, page_url=url, element_id=element_id, files=self.files)
             except MissingValue as missing:

@@ -45,7 +45,7 @@ __all__ = ["ElementFingerprint", "PageSignature", "PageView", "Normaliser", "Dif
 # Attributes that tell an element's kind or name, not its state (value, checked, selected change).
 NAMING_ATTRIBUTES = ("placeholder", "aria-label", "title", "alt", "accept")
 # Attributes that tell apart elements of the same name (where they lead, what they look like).
-TELLING_ATTRIBUTES = ("href", "hint", "value", "form")
+TELLING_ATTRIBUTES = ("href", "hint", "_action")
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
 _DATE_WORDS = re.compile(
@@ -68,7 +68,7 @@ class Normaliser:
         values = _values(params)
         self._every = _pattern(values)
         self._names = dict(values)
-        self._whole = {text: name for text, name in _values(params, any_length=True)}
+        self._whole = dict(_values(params, any_length=True))
         self._identifying = _pattern([pair for pair in values if chosen is None or pair[1] in chosen])
         self._identifying_marks = tuple("{" + name + "}" for name in params if chosen is None or name in chosen)
         self._files = _pattern([(name.casefold(), "file") for name in files if len(name) >= _MIN_PARAM_CHARS])
@@ -177,9 +177,9 @@ class ElementFingerprint(BaseModel):
     @classmethod
     def of(cls, element: ElementInfo, normalise: Normaliser, beside: ReadControl | None = None) -> ElementFingerprint:
         attributes = {}
-        for key in (*NAMING_ATTRIBUTES, *TELLING_ATTRIBUTES):
+        for key in (*NAMING_ATTRIBUTES, *TELLING_ATTRIBUTES, "value"):
             value = element.attributes.get(key)
-            if value and not (key == "value" and element.tag != "button"):
+            if value and not (key == "value" and element.tag != "button"):  # a field's value is its state
                 attributes[key] = url_pattern(value) if key == "href" else normalise(value)
         text = "" if is_value_display(element) else normalise(element.text)
         return cls(
@@ -205,7 +205,7 @@ class ElementFingerprint(BaseModel):
         if (self.tag, self.role, self.type, self.name, self.text, self.before, self.after, self.options) != (
                 other.tag, other.role, other.type, other.name, other.text, other.before, other.after, other.options):
             return False
-        for key in NAMING_ATTRIBUTES:
+        for key in (*NAMING_ATTRIBUTES, "value"):  # a button's value is on its line: "draft" is another button
             if self.attributes.get(key) != other.attributes.get(key):
                 return False
         if not (self.text or self.before or self.after or any(key in self.attributes for key in NAMING_ATTRIBUTES)):
@@ -216,8 +216,9 @@ class ElementFingerprint(BaseModel):
         """How many of the telling details (enclosing lines, frame, href, value, form) ``other``
         shares with this one: what tells apart two controls of the same line."""
         shared = sum(1 for line in self.context if line in other.context)
-        shared += sum(1 for key in TELLING_ATTRIBUTES if key in self.attributes
-                      and self.attributes.get(key) == other.attributes.get(key))
+        for key in TELLING_ATTRIBUTES:
+            if key in self.attributes or key in other.attributes:
+                shared += 1 if self.attributes.get(key) == other.attributes.get(key) else -1
         return shared + (self.frame == other.frame)
 
 
@@ -284,6 +285,8 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
     placeholder = element.attributes.get("placeholder")
     if placeholder:
         parts.append("placeholder " + normalise.offer(placeholder))
+    if element.tag == "button" and element.attributes.get("value"):
+        parts.append("value " + normalise.offer(element.attributes["value"]))
     if read is not None and is_field(element) and (read.before or read.after):
         parts.append(f"beside {normalise.offer(read.before)!r} {normalise.offer(read.after)!r}")
     if element.tag == "select":

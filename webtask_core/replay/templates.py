@@ -51,7 +51,8 @@ ELEMENT = "{{element}}"
 _PLACEHOLDER = re.compile(r"\{\{(param|page|count|file|secret)(?::([^}|]+))?(?:\|([^}]+))?\}\}( [A-Za-z]+)?")
 _SPACE = re.compile(r"\s+")
 # A number as pages and people write it: 45, 45.00, 24,50, 1,200.00, 1.200,00.
-_NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3})+|(?:\u00a0\d{3})+)(?:[.,]\d+)?|\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
+_NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3})+|(?:\u00a0\d{3})+)(?:[.,]\d+)?"
+                     r"|\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _MIN_TEXT_CHARS = 3  # a shorter value is only ever matched whole, never inside other text
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -295,8 +296,8 @@ def _whole(text: str, binding: Binding) -> str | None:
              if not isinstance(param, (list, dict, bool)) and param is not None and fold(str(param)) == folded and folded]
     if names:
         number = _number(text)
-        chosen = binding.choose(text, names, weak=number is not None and _weak_number(number)
-                                or len(folded) < _MIN_TEXT_CHARS)
+        weak = (number is not None and _weak_number(number)) or len(folded) < _MIN_TEXT_CHARS
+        chosen = binding.choose(text, names, weak=weak)
         if chosen is None:
             return text if binding.problem is None else None
         return "{{param:" + chosen + _case(text, str(binding.params[chosen]), binding) + "}}"
