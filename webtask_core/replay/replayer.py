@@ -17,6 +17,7 @@ the submission may have gone through, so the model looks first.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from webtask_core.record import Step
 
 __all__ = ["Replayer", "Handover", "REPLAYED_TEXT"]
+
+logger = logging.getLogger(__name__)
 
 REPLAYED_TEXT = "(replayed step {number} of the recorded run {key!r}, revision {revision})"
 
@@ -175,6 +178,7 @@ class Replayer:
     def _hand_over(self, page: PageSignature | None, index: int, kind: str, problem: str) -> None:
         handover = Handover(index + 1, kind, problem)
         self.handovers.append(handover)
+        logger.info("replay of %r handed over to the model (%s) at %s", self.script.key, kind, handover)
         self._handed_over_step = index
         self._handed_over_on = page if page is not None else PageSignature(url="", title="")
         self.position = max(self.position, index + 1) if kind == "unsure" else self.position

@@ -47,6 +47,7 @@ NAMING_ATTRIBUTES = ("placeholder", "aria-label", "title", "alt", "accept")
 # Attributes that tell apart elements of the same name (where they lead, what they look like).
 TELLING_ATTRIBUTES = ("href", "hint", "_action")
 _DIGITS = re.compile(r"\d+")
+_COUNTED = re.compile(r"# (\w{2,}?)s\b")
 _SPACE = re.compile(r"\s+")
 _DATE_WORDS = re.compile(
     r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
@@ -98,7 +99,8 @@ class Normaliser:
     def _finish(self, folded: str) -> str:
         if self._files is not None:
             folded = self._files.sub("{file}", folded)
-        return _DIGITS.sub("#", _DATE_WORDS.sub("@", folded))
+        # "1 photo ready" and "2 photos ready" read alike: counts change with the item, not the site
+        return _COUNTED.sub(r"# \1", _DIGITS.sub("#", _DATE_WORDS.sub("@", folded)))
 
     def mentions(self, text: str) -> bool:
         """True when ``text`` shows one of the identifying parameters' values (this run's SKU, title)."""
@@ -355,7 +357,10 @@ class PageSignature(BaseModel):
             elif line.says_something:  # a warning or a notice appeared (a new short label is layout)
                 words.append(line.text)
         if not (added or missing or words):
-            if any(view.unit_mentions[unit] for unit in unexplained_units):
+            # On a page about this item when recorded (a search for its SKU), a record that now shows
+            # it is its state (listed already); elsewhere lists grow, and a same-titled record of
+            # another item is no reason to stop.
+            if self.keyed and any(view.unit_mentions[unit] for unit in unexplained_units):
                 return Difference("item", "a list on the page now shows this item")
             return None  # lists of records grew or changed: content, not the site
         parts = []
