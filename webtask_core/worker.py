@@ -165,7 +165,7 @@ class Worker:
         self.report(ctx, Phase.observing)
 
         observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
-        ctx.last_observation = observation
+        ctx.last_observation, ctx.last_masks = observation, (mask_ids, unmaskable)
         # A scripted step (replay) needs neither the model nor a picture for it.
         scripted = director.decide(observation) if director is not None else None
         # A blank tab (every fresh task's first step) shows nothing a picture could add.
@@ -283,7 +283,12 @@ class Worker:
         if not capture:
             return self.secrets.scrub_model(ctx.to_session(final_url=ctx.current_url))
         tab = self.tab
-        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        if self._page_unchanged(ctx, tab):  # the last step only reported: its look is the final page
+            observation = ctx.last_observation
+            mask_ids, unmaskable = ctx.last_masks
+        else:
+            observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        assert observation is not None
         shot = await self._screenshot(tab, marks=False, mask_ids=mask_ids, withhold=unmaskable)
         record = ctx.to_session(
             final_url=observation.url,
@@ -292,6 +297,18 @@ class Worker:
         )
         # Everything in it was scrubbed on the way in; this is the last check before it is stored.
         return self.secrets.scrub_model(record)
+
+    @staticmethod
+    def _page_unchanged(ctx: TaskContext, tab: BrowserTab) -> bool:
+        """Whether the page is still the one the last step looked at: its calls did not drive the
+        browser (set_output, complete, abort) and the tab is where it was."""
+        if ctx.last_observation is None or not ctx.steps or tab.url != ctx.last_observation.url:
+            return False
+        for call in ctx.steps[-1].tool_calls:
+            tool = ctx.tools.get(call.name)
+            if tool is None or tool.uses_browser:
+                return False
+        return bool(ctx.steps[-1].tool_calls)
 
     async def do(
         self,
