@@ -141,6 +141,10 @@ class _Decision:
         errors = [text for text in _ERROR_TEXTS if text in self.tree]
         if errors:
             return _abort("the dashboard rejected the product: " + "; ".join(errors))
+        heading = re.search(r'^- h1 "Create new (.+) product"$', self.tree, re.MULTILINE)
+        if heading is not None and heading.group(1) != self.data["product_type"]:
+            return _abort(f"this form creates a {heading.group(1)} product; the task's product type is "
+                          f"{self.data['product_type']}")
         if self._named("stockrecords-0-partner_sku") is not None:
             return self._stock_tab()
         if any(e.attributes.get("name") == "images-0-original" and not e.has("hidden") for e in self.elements):

@@ -1,7 +1,7 @@
 """Replay on a real third-party app: django-oscar 4.2's product dashboard (issue 18).
 
 The first product is created by the (scripted) model through Agent.do with replay, which records a
-script; four more products with their own values and photos replay it. Acceptance, as the issue
+script; five more products with their own values and photos replay it. Acceptance, as the issue
 states it: every product is stored in Oscar's database with exactly its own values, and the
 replayed products make 0 model calls and write no new script revision — a list that grew by a row,
 a picker that reads this run's choice or an editor still loading is not a site change.
@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.oscar]
 SECRETS = WorkerOptions(secrets={"oscar_password": SecretStr(STAFF_PASSWORD)})
 KEY = script_key("oscar-create-product", "oscar-test-shop")
 PHOTOS = ("photo_front", "photo_back")
-# The first is recorded, the others replay it. Their values share nothing but the shop's options.
+# The first is recorded, the others replay it with their own values.
 PRODUCTS: tuple[dict[str, str], ...] = (
     {"sku": "OSC-SHOE-RED", "title": "Red Trail Shoe", "upc": "5012345000011", "product_type": "Shoes",
      "category": "Shoes", "description": "Light trail shoe.\nRed mesh upper, grippy sole.", "price": "59.90",
@@ -53,6 +53,10 @@ PRODUCTS: tuple[dict[str, str], ...] = (
      "price": "89.99", "stock": "3"},
     {"sku": "OSC-SHOE-GOLD", "title": "Gold Ballet Flat", "upc": "5012345000059", "product_type": "Shoes",
      "category": "Shoes", "description": "Soft gold leather flat.", "price": "42.75", "stock": "15"},
+    # A bag sold among the shoes: its type and category differ, where the recording's were equal (so
+    # the recording cannot tell which of the two its "Shoes" clicks came from).
+    {"sku": "OSC-POUCH-SHOE", "title": "Shoe Travel Pouch", "upc": "5012345000066", "product_type": "Bags",
+     "category": "Shoes", "description": "Drawstring pouch for a pair of shoes.", "price": "9.95", "stock": "25"},
 )
 
 
