@@ -153,7 +153,9 @@ async def test_products_created_in_oscars_dashboard_replay_with_zero_model_calls
     assert first.result.status is WorkerStatus.completed, report
     assert first.result.replay == "recorded" and first.revision == 1, report
     recorded = store.load(KEY)
-    assert recorded is not None and len(recorded.steps) == first.model_calls, report
+    # A step per model call, and a step that filled a form and saved it in one turn is two (replay
+    # looks at the filled form before it saves).
+    assert recorded is not None and len(recorded.steps) >= first.model_calls, report
 
     # Every product, the model's or replayed, is stored once with exactly its own values.
     stored = await asyncio.to_thread(stored_products)

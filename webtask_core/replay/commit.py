@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from webtask_core.replay.reading import ReadText, is_field
+from webtask_core.replay.reading import ReadText, is_field, is_value_display
 from webtask_core.replay.templates import Binding, label_words, shown_matches, template_text
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
     for key in _form_controls(view, element_id):
         element = view.observation.elements[key]
         read = view.reading.controls.get(key)
-        label = label_words(element.text, read.before if read else "", read.after if read else "")
+        label = label_words(element.text, element.name, read.before if read else "", read.after if read else "")
         expected = ExpectedControl(key=view.keys[key])
         if _is_radio(element):
             if _checked(element):
@@ -119,8 +119,8 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
             expected.checked = "{{param:" + chosen + "}}" if chosen else state
             problems += [binding.problem] if binding.problem else []
         elif is_field(element) and element.type != "file":
-            binding = Binding(params, label, strict=False, files=files)
-            expected.value = template_text(element.attributes.get("value", ""), binding)
+            binding = Binding(params, label | _words_around(element, view), strict=False, files=files)
+            expected.value = template_text(_shown_value(element), binding)
             problems += [binding.problem] if binding.problem else []
         check.controls.append(expected)
     previous = ""
@@ -163,7 +163,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                     state = "checked" if _checked(element) else "not checked"
                     return f"{element_id_now} ({key}) is {state}, which this run did not ask for"
             if control.value is not None:
-                shown = element.attributes.get("value", "")
+                shown = _shown_value(element)
                 if not (shown == control.value == "" or shown_matches(control.value, shown, params, files=files,
                                                                       page_url=url)):
                     return f"{element_id_now} ({key}) shows {shown!r}, not this run's value"
@@ -196,6 +196,21 @@ _PLACEHOLDER_START = "{{"
 
 def _says_something(template: str) -> bool:
     return ReadText(template).says_something
+
+
+def _shown_value(element: ElementInfo) -> str:
+    """What a field shows as its value: its value, or a custom picker's text (its choice)."""
+    return element.text if is_value_display(element) else element.attributes.get("value", "")
+
+
+def _words_around(element: ElementInfo, view: PageView) -> set[str]:
+    read = view.reading.controls.get(element.id)
+    texts: list[str | None] = []
+    for around in read.around if read is not None else ():
+        outer = view.observation.elements.get(around)
+        if outer is not None:
+            texts += [outer.name, outer.attributes.get("aria-label"), outer.attributes.get("hint"), outer.text]
+    return label_words(*texts)
 
 
 def _names_a_file(text: str, files: Sequence[str]) -> bool:

@@ -82,6 +82,8 @@ class ReadControl:
     before: str = ""  # the text line just before it among its siblings (form fields only)
     after: str = ""  # the text line just after it
     unit: int | None = None  # the record unit it lies in
+    around: tuple[str, ...] = ()  # the ids of the elements it lies in, nearest first (a listbox, a menu)
+    form: int | None = None  # the `- form` it lies in (numbered in tree order)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class PageReading:
     controls: dict[str, ReadControl]
     texts: list[ReadText]
     unit_texts: list[str]  # all the words of each record unit (to tell whose record it is)
+    unit_forms: list[int | None] = field(default_factory=list)  # the `- form` each unit lies in
+    forms: int = 0  # `- form` lines seen so far (while reading)
 
 
 def read_page(observation: Observation) -> PageReading:
@@ -118,7 +122,7 @@ def read_page(observation: Observation) -> PageReading:
         stack[-1].children.append(node)
         stack.append(node)
     reading = PageReading(controls={}, texts=[], unit_texts=[])
-    _walk(root, None, reading, observation, False)
+    _walk(root, None, reading, observation, False, (), None)
     return reading
 
 
@@ -214,24 +218,31 @@ def _words(node: _Node, observation: Observation) -> str:
     return " ".join(words)
 
 
-def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool) -> None:
+def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool,
+          around: tuple[str, ...], form: int | None) -> None:
     units = _units(node.children, observation) if unit is None else set()
     for index, child in enumerate(node.children):
         inner = unit
         inside = notice or child.kind in _NOTICES
+        inner_form = form
+        if child.kind == "form":
+            inner_form = reading.forms
+            reading.forms += 1
         if index in units:
             inner = len(reading.unit_texts)
             reading.unit_texts.append(_words(child, observation))
+            reading.unit_forms.append(form)
         if child.kind == "element" and child.element_id is not None:
             element = observation.elements.get(child.element_id)
             before = after = ""
             if element is not None and is_field(element):
                 before = _beside(node.children, index, -1)
                 after = _beside(node.children, index, 1)
-            reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner)
+            reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form)
         elif child.text and (child.kind == "text" or child.kind in _WORDED or child.kind in _UNITS):
             reading.texts.append(ReadText(child.text, inner, inside))
-        _walk(child, inner, reading, observation, inside)
+        inner_around = (child.element_id, *around) if child.kind == "element" and child.element_id else around
+        _walk(child, inner, reading, observation, inside, inner_around, inner_form)
 
 
 def _beside(siblings: list[_Node], index: int, way: int) -> str:

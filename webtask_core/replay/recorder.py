@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtask_core.replay.commit import capture_commit, is_commit
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
-from webtask_core.replay.signature import Normaliser, PageSignature, PageView
+from webtask_core.replay.signature import Normaliser, PageSignature, PageView, decide_marks
 from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, label_words, template_value
 
 if TYPE_CHECKING:
@@ -139,9 +139,11 @@ class Recorder:
         fingerprint = None
         label: set[str] = set()
         if element is not None:
-            read = view.reading.controls.get(element.id)
+            label = _names_of(element, view)
             fingerprint = view.fingerprints[element.id]
-            label = label_words(element.text, read.before if read else "", read.after if read else "")
+            # A text two parameters share ({category|product_type}): the label around it decides.
+            fingerprint = fingerprint.model_copy(update={
+                key: decide_marks(getattr(fingerprint, key), label) for key in ("text", "before", "after")})
             data["element_id"] = ELEMENT
             if tool == "click" and _tickable(element):  # kept as the state the click set, not a toggle
                 tool = "check"
@@ -155,6 +157,20 @@ class Recorder:
         if tool == "set_output" and _has_literal(value):
             problem = f"{tool} reports a value read off the page, which a replay cannot know"
         return ScriptAction(tool=tool, input=value, element=fingerprint), problem
+
+
+def _names_of(element: ElementInfo, view: PageView) -> set[str]:
+    """The words that say what a control is for: its label, the text beside it, its name attribute,
+    and the names and hints of the elements around it (a picker's list: ``select2-id_category-results``)."""
+    read = view.reading.controls.get(element.id)
+    texts = [element.text, element.name, element.attributes.get("aria-label")]
+    if read is not None:
+        texts += [read.before, read.after]
+        for around in read.around:
+            outer = view.observation.elements.get(around)
+            if outer is not None:
+                texts += [outer.name, outer.attributes.get("aria-label"), outer.attributes.get("hint")]
+    return label_words(*texts)
 
 
 def _element(call: ToolCallRecord, observation: Observation) -> ElementInfo | None:

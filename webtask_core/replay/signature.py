@@ -31,11 +31,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
 from webtask_core.replay.reading import PageReading, ReadControl, is_field, is_value_display, read_page
+from webtask_core.replay.templates import label_words, names_agree
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
@@ -68,8 +69,12 @@ class Normaliser:
         chosen = set(identifying) if identifying is not None else None
         values = _values(params)
         self._every = _pattern(values)
-        self._names = dict(values)
-        self._whole = dict(_values(params, any_length=True))
+        self._names = _marks(values)  # a value two parameters share reads {a|b}: which, the label decides
+        # A text that is one value whole, or one line of a value of several lines (an editor shows each
+        # paragraph of a description as a line of its own).
+        self._whole = _marks(_values(params, any_length=True) + _lines(params))
+        self._slugs = _marks([(_SPACE.sub(" ", re.sub(r"[^\w]+", " ", re.sub(r"['’]", "", text))).strip(), name)
+                              for text, name in _values(params, any_length=True)])
         self._identifying = _pattern([pair for pair in values if chosen is None or pair[1] in chosen])
         self._identifying_marks = tuple("{" + name + "}" for name in params if chosen is None or name in chosen)
         self._files = _pattern([(name.casefold(), "file") for name in files if len(name) >= _MIN_PARAM_CHARS])
@@ -88,6 +93,12 @@ class Normaliser:
             folded = self._every.sub(lambda match: "{" + self._names[match.group(0)] + "}", folded)
         return self._finish(folded)
 
+    def told(self, text: str | None) -> str:
+        """``choice``, with a value two parameters share narrowed by the text's own words ("Create new
+        Shoes product": the product type, not the category)."""
+        folded = self.choice(text)
+        return decide_marks(folded, label_words(text)) if "|" in folded else folded
+
     def offer(self, text: str | None) -> str:
         """What a page offers: only the identifying values folded (its options are the same on every
         run, whichever one this run picks)."""
@@ -101,6 +112,12 @@ class Normaliser:
             folded = self._files.sub("{file}", folded)
         # "1 photo ready" and "2 photos ready" read alike: counts change with the item, not the site
         return _COUNTED.sub(r"# \1", _DIGITS.sub("#", _DATE_WORDS.sub("@", folded)))
+
+    def segment(self, segment: str) -> str:
+        """A URL path segment: ``{name}`` when it is a parameter's value or its slug."""
+        folded = unquote(segment).replace("-", " ").replace("_", " ").casefold()
+        names = self._slugs.get(_SPACE.sub(" ", folded).strip())
+        return "{" + names + "}" if names else segment
 
     def mentions(self, text: str) -> bool:
         """True when ``text`` shows one of the identifying parameters' values (this run's SKU, title)."""
@@ -128,6 +145,65 @@ def _values(params: Mapping[str, Any], *, any_length: bool = False) -> list[tupl
     return sorted(values, key=lambda pair: -len(pair[0]))
 
 
+def _lines(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [(_SPACE.sub(" ", line).strip().casefold(), name) for name, value in params.items()
+            if isinstance(value, str) and "\n" in value for line in value.splitlines() if len(line.strip()) >= 8]
+
+
+def _marks(values: list[tuple[str, str]]) -> dict[str, str]:
+    names: dict[str, set[str]] = {}
+    for text, name in values:
+        names.setdefault(text, set()).add(name)
+    return {text: "|".join(sorted(found)) for text, found in names.items()}
+
+
+_MARK = re.compile(r"\{([A-Za-z0-9_.\-|]+)\}")
+
+
+def agree(recorded: str, current: str) -> bool:
+    """Whether a text folded on the recording reads the same as one folded now, where ``{a|b}`` is a
+    value two parameters shared: the recording's ``{price}`` is this run's ``{price|quantity}`` (now
+    equal), but the recording's undecided ``{price|quantity}`` is not this run's ``{price}``."""
+    if recorded == current:
+        return True
+    if "{" not in recorded or "{" not in current:
+        return False
+    parts, now = _MARK.split(recorded), _MARK.split(current)
+    if len(parts) != len(now):
+        return False
+    for index, (mine, theirs) in enumerate(zip(parts, now)):
+        if index % 2 == 0:
+            if mine != theirs:
+                return False
+        elif not set(mine.split("|")) <= set(theirs.split("|")):
+            return False
+    return True
+
+
+def _narrowings(text: str) -> set[str]:
+    """``text`` and, for each ``{a|b}`` in it, the text with that mark as ``{a}`` and as ``{b}``: a
+    recording where two values were equal is explained by either on a later run."""
+    forms = {text}
+    for match in _MARK.finditer(text):
+        names = match.group(1).split("|")
+        if len(names) > 1:
+            forms |= {form.replace(match.group(0), "{" + name + "}", 1) for form in list(forms) for name in names}
+    return forms
+
+
+def decide_marks(text: str, words: set[str]) -> str:
+    """``text`` with each ``{a|b}`` narrowed to the one parameter the label ``words`` name, where they
+    name exactly one (see templates.label_words); undecided marks stay."""
+    def narrow(match: re.Match[str]) -> str:
+        names = match.group(1).split("|")
+        if len(names) == 1:
+            return match.group(0)
+        named = [name for name in names if names_agree(name, words)]
+        return "{" + named[0] + "}" if len(named) == 1 else match.group(0)
+
+    return _MARK.sub(narrow, text)
+
+
 def _pattern(values: list[tuple[str, str]]) -> re.Pattern[str] | None:
     """One pattern for all ``values``, each matched as whole words ("demo" not inside "demonstrate")."""
     return re.compile("|".join(_bounded(text) for text, _ in values)) if values else None
@@ -139,11 +215,13 @@ def _bounded(text: str) -> str:
 
 def url_pattern(url: str, normalise: Normaliser | None = None) -> str:
     """``/listings/drafts/*?sku`` for ``https://shop/listings/drafts/a1b2?sku=X``: path segments
-    holding a digit (ids) become ``*``, query keys stay sorted and their values go."""
+    holding a digit (ids) become ``*``, with ``normalise`` a segment that is a parameter's value (or
+    its slug: ``/products/create/bags/``) becomes ``{name}``, query keys stay sorted and their values go."""
     parts = urlsplit(url)
     if parts.scheme in ("about", "data", "chrome"):
         return f"{parts.scheme}:{parts.path}"
-    segments = ["*" if any(char.isdigit() for char in segment) else segment for segment in parts.path.split("/")]
+    segments = ["*" if any(char.isdigit() for char in segment) else
+                (normalise.segment(segment) if normalise is not None else segment) for segment in parts.path.split("/")]
     path = "/".join(segments).rstrip("/") or "/"
     keys = sorted({key for key, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return path + ("?" + "&".join(keys) if keys else "")
@@ -204,14 +282,18 @@ class ElementFingerprint(BaseModel):
     def same_control(self, other: ElementFingerprint) -> bool:
         """Whether a model would take ``other`` for this control: the same line and the same text
         beside it. Where it leads and how it looks matter only for an element with no name."""
-        if (self.tag, self.role, self.type, self.name, self.text, self.before, self.after, self.options) != (
-                other.tag, other.role, other.type, other.name, other.text, other.before, other.after, other.options):
+        if (self.tag, self.role, self.type, self.name, self.options) != (
+                other.tag, other.role, other.type, other.name, other.options):
+            return False
+        if not (agree(self.text, other.text) and agree(self.before, other.before) and agree(self.after, other.after)):
             return False
         for key in (*NAMING_ATTRIBUTES, "value"):  # a button's value is on its line: "draft" is another button
-            if self.attributes.get(key) != other.attributes.get(key):
+            if not agree(self.attributes.get(key, ""), other.attributes.get(key, "")):
                 return False
         if not (self.text or self.before or self.after or any(key in self.attributes for key in NAMING_ATTRIBUTES)):
-            return all(self.attributes.get(key) == other.attributes.get(key) for key in ("href", "hint"))
+            # Nameless: where it leads, and its look (classes a focus may add to: a subset will do).
+            mine, theirs = set(self.attributes.get("hint", "").split()), set(other.attributes.get("hint", "").split())
+            return self.attributes.get("href") == other.attributes.get("href") and (mine <= theirs or theirs <= mine)
         return True
 
     def tells(self, other: ElementFingerprint) -> int:
@@ -304,6 +386,7 @@ class PageSignature(BaseModel):
     controls: tuple[str, ...] = ()  # keys of the controls outside lists of records, sorted (a multiset)
     texts: tuple[str, ...] = ()  # digests of the text lines (as offered, as chosen)
     listed: tuple[str, ...] = ()  # digests of the keys of the controls in lists of records
+    records: bool = False  # the page showed a list of records (not one still empty)
     keyed: bool = True  # the page showed the run's identifying values (a search for this SKU)
 
     @classmethod
@@ -315,28 +398,42 @@ class PageSignature(BaseModel):
         texts = set()
         for line in view.reading.texts:
             texts.add(_digest(normalise.offer(line.text)))
-            texts.add(_digest(normalise.choice(line.text)))
-        return cls(url=url_pattern(observation.url), title=normalise(observation.title), controls=tuple(controls),
-                   texts=tuple(sorted(texts)), listed=tuple(sorted(listed)), keyed=keyed)
+            texts.update(_digest(form) for form in _narrowings(normalise.told(line.text)))
+        # A value two parameters shared in the URL (/products/create/shoes/): its words decide which.
+        url = decide_marks(url_pattern(observation.url, normalise), label_words(urlsplit(observation.url).path))
+        return cls(url=url, title=normalise.told(observation.title),
+                   controls=tuple(controls), texts=tuple(sorted(texts)), listed=tuple(sorted(listed)),
+                   records=bool(view.reading.unit_texts), keyed=keyed)
+
+    def _list_chrome(self, view: PageView) -> set[str]:
+        """Controls a list brings along once it has records (bulk actions, "select all"), where the
+        recording saw it empty: those in the same form as the records."""
+        reading = view.reading
+        if self.records or not reading.unit_texts:
+            return set()
+        forms = {form for form in reading.unit_forms if form is not None}
+        return {element_id for element_id, read in reading.controls.items()
+                if read.unit is None and read.form is not None and read.form in forms}
 
     def difference(self, view: PageView) -> Difference | None:
         """None when ``view`` is this page as a model would see it again; else how it differs."""
         observation, normalise = view.observation, view.normalise
-        url = url_pattern(observation.url)
-        if self.url != url:
+        url = url_pattern(observation.url, normalise)
+        if not agree(self.url, url):
             return Difference("site", f"the page is {url}, the recording was on {self.url}")
-        title = normalise(observation.title)
-        if self.title != title:
+        title = normalise.told(observation.title)
+        if not agree(self.title, title):
             return Difference("site", f"the page's title is {title!r}, the recording's was {self.title!r}")
         recorded = Counter(self.controls)
         unexplained_units: set[int] = set()
         added: list[str] = []
         fields_added = False
+        chrome = self._list_chrome(view)
         for element_id, key in view.keys.items():  # controls outside lists first take the recorded ones
             if view.unit_of(element_id) is None:
                 if recorded[key] > 0:
                     recorded[key] -= 1
-                else:
+                elif element_id not in chrome:
                     added.append(key)
                     fields_added |= is_field(view.observation.elements[element_id])
         listed = set(self.listed)
@@ -350,7 +447,7 @@ class PageSignature(BaseModel):
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
         words: list[str] = []
         for line in view.reading.texts:
-            if _digest(normalise.offer(line.text)) in self.texts or _digest(normalise.choice(line.text)) in self.texts:
+            if _digest(normalise.offer(line.text)) in self.texts or _digest(normalise.told(line.text)) in self.texts:
                 continue
             if line.unit is not None:
                 unexplained_units.add(line.unit)

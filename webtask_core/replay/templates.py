@@ -43,6 +43,7 @@ __all__ = [
     "shown_matches",
     "count_placeholders",
     "label_words",
+    "names_agree",
     "page_values",
     "fold",
 ]
@@ -74,19 +75,31 @@ def page_values(page_url: str) -> dict[str, str]:
     return {"url": page_url, "path_url": origin + parts.path, "origin": origin}
 
 
-def label_words(*texts: str) -> set[str]:
-    """The words of a control's label and the text beside it, for :class:`Binding`'s label test."""
-    return {_stem(word) for text in texts for word in _WORD.findall(fold(text))}
+def label_words(*texts: str | None) -> set[str]:
+    """The words of what names a control — its label, the text beside it, its ``name`` attribute
+    (``stockrecords-0-num_in_stock``), the hints of the list around it — for :class:`Binding`'s
+    label test."""
+    return {word for text in texts if text for word in _split_words(text)}
 
 
-def _stem(word: str) -> str:
-    word = unicodedata.normalize("NFKD", word)
-    return word[:-1] if len(word) > 4 and word.endswith("s") else word
+def _split_words(text: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", unicodedata.normalize("NFKD", text))
+    return {word for word in re.split(r"[\W\d_]+", spaced.casefold()) if len(word) >= 3}
 
 
-def _name_words(name: str) -> set[str]:
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
-    return {_stem(word) for word in re.split(r"[^A-Za-z]+", spaced.casefold()) if len(word) >= 3}
+def _same_word(one: str, other: str) -> bool:
+    """``price`` and ``prices``, ``category`` and ``categories``; not ``product`` and ``productcategory``."""
+    if one == other:
+        return True
+    short, long = sorted((one, other), key=len)
+    if len(short) < 4 or len(long) - len(short) > 3:
+        return False
+    return long.startswith(short[: max(4, len(short) - 2)])
+
+
+def names_agree(name: str, words: set[str]) -> bool:
+    """Whether a parameter's name (``product_type``, ``numInStock``) is named by the label ``words``."""
+    return any(_same_word(mine, word) for mine in _split_words(name) for word in words)
 
 
 # ---- numbers ----
@@ -198,7 +211,7 @@ class Binding:
         (and ``problem`` says why when it is a guess, not a literal)."""
         if not names:
             return None
-        named = [name for name in names if _name_words(name) & self.label]
+        named = [name for name in names if names_agree(name, self.label)]
         if len(names) > 1:
             if len(named) == 1:
                 return named[0]
@@ -296,7 +309,7 @@ def _whole(text: str, binding: Binding) -> str | None:
              if not isinstance(param, (list, dict, bool)) and param is not None and fold(str(param)) == folded and folded]
     if names:
         number = _number(text)
-        weak = (number is not None and _weak_number(number)) or len(folded) < _MIN_TEXT_CHARS
+        weak = _weak_number(number) if number is not None else len(folded) < _MIN_TEXT_CHARS
         chosen = binding.choose(text, names, weak=weak)
         if chosen is None:
             return text if binding.problem is None else None
