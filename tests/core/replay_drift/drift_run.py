@@ -90,7 +90,7 @@ class Outcome:
     case: str
     style: str
     what: str
-    expect: str
+    expect: Expect
     status: str = ""
     replay: str = ""
     model_calls: int = 0
@@ -235,24 +235,31 @@ class DriftEnv:
         return params | {"username": USERNAME, "password": "{{secret:site_password}}",
                          "site_url": site.url("/listings")}
 
-    async def _do(self, site: DriftSite, params: dict[str, Any], store: ScriptStore, llm: FakeLLM) -> tuple[Any, Agent]:
+    async def _do(self, site: DriftSite, params: dict[str, Any], store: ScriptStore | None,
+                  llm: FakeLLM) -> tuple[Any, Agent]:
         # The agent opens its own tab in the shared browser, as the flow does: after a failure it may
         # reopen it at the last good step's URL.
         agent = Agent(llm, browser=self.browser, options=SECRETS, start_url=site.url("/login"), retry_delay_s=0.1)
         try:
-            replay = Replay(key=SCRIPT_KEY, params=params, store=store, identifying=("sku", "title"))
+            replay = (Replay(key=SCRIPT_KEY, params=params, store=store, identifying=("sku", "title"))
+                      if store is not None else None)
             result = await agent.do(task_for(params), max_steps=16, replay=replay)
             return result, agent
         finally:
             await agent.close()
 
-    async def run(self, case: Case, style: Style) -> Outcome:
+    async def run(self, case: Case, style: Style, *, replay: bool = True) -> Outcome:
+        """The case replayed from its recording; without ``replay``, the model alone on the changed
+        site (a check of the site, the model and the judge: the model never stores a wrong listing)."""
         started = time.perf_counter()
-        outcome = Outcome(case=case.name, style=style, what=case.what, expect=case.expect)
-        recorded = await self.recording(style, case.recording)
+        outcome = Outcome(case=case.name, style=style, what=case.what, expect=case.expect if replay else "any")
         self._counter += 1
-        folder = self.folder / f"case-{self._counter}-{case.name}-{style}"
-        shutil.copytree(recorded, folder)
+        store = None
+        if replay:
+            recorded = await self.recording(style, case.recording)
+            folder = self.folder / f"case-{self._counter}-{case.name}-{style}"
+            shutil.copytree(recorded, folder)
+            store = ScriptStore(LocalSessionStore(folder))
         _, policy_options = RECORDINGS[case.recording]
         with DriftSite(case.site(style)) as site:
             values = THIS_RUN | {"sku": f"DR-{self._counter}"} | case.values
@@ -260,7 +267,7 @@ class DriftEnv:
             llm = FakeLLM(SellerPolicy(**policy_options))
             try:
                 with crash_at_publish(site, case.fault):
-                    result, agent = await self._do(site, params, ScriptStore(LocalSessionStore(folder)), llm)
+                    result, agent = await self._do(site, params, store, llm)
                 outcome.status, outcome.replay = result.status.value, result.replay
                 outcome.replayed_steps, outcome.feedback = result.replayed_steps, result.feedback[:160]
                 run = getattr(agent, "_run", None)
@@ -269,7 +276,7 @@ class DriftEnv:
                 outcome.status, outcome.error = type(error).__name__, str(error)[:200]
             outcome.model_calls = len(llm.requests)
             outcome.wrong, outcome.stored = judge(site.events, params)
-        outcome.verdict = _verdict(outcome, case.expect)
+        outcome.verdict = _verdict(outcome, outcome.expect)
         outcome.seconds = round(time.perf_counter() - started, 2)
         return outcome
 
