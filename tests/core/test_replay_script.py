@@ -74,6 +74,7 @@ def test_equal_values_are_bound_by_the_label_they_went_into_or_not_at_all():
     assert value == "5" and "fits price, quantity" in problem
     assert typed(True, params, "Show in search") == ("{{param:show_in_search}}", None)
     assert render("{{param:show_in_search}}", {"show_in_search": False}) is False
+    assert render({"text": "{{param:price}}"}, {"price": 61.5}) == {"text": "61.5"}  # a JSON number, typed
     # a weak value (a boolean, one digit) equal to one parameter needs the label too
     value, problem = typed(True, {"show_in_search": True}, "I agree to the terms")
     assert value is True and "cannot be told apart" in problem

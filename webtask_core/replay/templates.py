@@ -459,7 +459,10 @@ def render(value: Any, params: Mapping[str, Any], *, page_url: str = "", element
         return element_id
     whole = _PLACEHOLDER.fullmatch(value)
     if whole and whole.group(1) == "param" and not whole.group(3) and not whole.group(4):
-        return _param(whole.group(2), params)
+        found = _param(whole.group(2), params)
+        # A list stays a list and a boolean a boolean (upload's resources, check's state); a number
+        # goes where text was recorded (61.5 from a JSON manifest is typed as "61.5").
+        return str(found) if isinstance(found, (int, float, Decimal)) and not isinstance(found, bool) else found
     pages = page_values(page_url)
 
     def one(match: re.Match[str]) -> str:
