@@ -23,7 +23,9 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
+from webtask_core.progress import describe_call
 from webtask_core.record import Step, TaskRecord, WorkerStatus
+from webtask_core.replay.commit import is_commit
 from webtask_core.replay.recorder import Recorder
 from webtask_core.replay.replayer import Replayer
 
@@ -138,6 +140,11 @@ class TaskRun:
             if replayer is not None and checkpoint is not None:
                 # The retry decides afresh; after a replayed submit that had started, the model looks first.
                 replayer.failed(checkpoint, error, started=watch.started if watch is not None else [])
+            if watch is not None and watch.committed is not None:
+                # The retry is decided afresh, by a model that never saw this attempt: tell it.
+                ctx.retry_note = (f"The last attempt at this step ran {watch.committed} and then failed ({error}); "
+                                  "it may have gone through already. Look at the page (and the list of items) "
+                                  "before submitting again.")
             if not isinstance(error, ModelTransientError):
                 self.page_failures += 1
             raise
@@ -197,9 +204,16 @@ class _CallWatch:
     def __init__(self, recorder: Recorder | None):
         self.recorder = recorder
         self.started: list[str] = []
+        self.committed: str | None = None  # the first call that started and may have submitted
 
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         self.started.append(call.id)
+        if self.committed is None and isinstance(call.input, dict):
+            element_id = call.input.get("element_id")
+            element = observation.elements.get(element_id) if isinstance(element_id, str) else None
+            # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
+            if is_commit(call.name, call.input, element) and not call.id.startswith("replay_"):
+                self.committed = describe_call(call.name, call.input)
         if self.recorder is not None:
             await self.recorder.before_call(call, observation, first, tab)
 

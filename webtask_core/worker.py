@@ -55,8 +55,14 @@ class Director(Protocol):
     def take_note(self) -> str | None:
         """A line for the model at the next step it decides (why it decides it), or None."""
 
+    def wants_another_look(self) -> bool:
+        """After ``decide`` gave None: whether to let the page settle and decide once more (a page
+        still building looks like another page)."""
+
 
 NO_TOOL_CALL = "(no tool call)"
+# How long a director's second look waits for the page to settle (a widget still building).
+ANOTHER_LOOK_WAIT_S = 2.0
 
 
 class WorkerOptions(BaseModel):
@@ -168,6 +174,11 @@ class Worker:
         ctx.last_observation, ctx.last_masks = observation, (mask_ids, unmaskable)
         # A scripted step (replay) needs neither the model nor a picture for it.
         scripted = director.decide(observation) if director is not None else None
+        if scripted is None and director is not None and director.wants_another_look():
+            await tab.wait_for_change(ANOTHER_LOOK_WAIT_S)  # until it changes and settles (bounded)
+            observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+            ctx.last_observation, ctx.last_masks = observation, (mask_ids, unmaskable)
+            scripted = director.decide(observation)
         # A blank tab (every fresh task's first step) shows nothing a picture could add.
         blank = observation.url == "about:blank" and not observation.elements
         withhold = unmaskable or blank or scripted is not None
@@ -197,7 +208,9 @@ class Worker:
             reply = scripted
         else:
             shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
-            note = director.take_note() if director is not None else None
+            notes = [director.take_note() if director is not None else None, ctx.retry_note]
+            ctx.retry_note = None
+            note = "\n".join(note for note in notes if note) or None
             page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64, note=note)
             # The last line of defence before a request leaves: every text and tool input scrubbed.
             messages = self.secrets.scrub_messages(ctx.messages_for(page))

@@ -410,6 +410,12 @@ class BrowserTab:
             title = await page.title()
         return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
 
+    async def wait_for_change(self, timeout_s: float) -> str:
+        """Until the page changes and then settles (a page still building), bounded by ``timeout_s``."""
+        return await self._run("wait for the page to change",
+                               lambda page: page_actions.wait_changed(page, self._network, timeout_s),
+                               timeout_s=timeout_s)
+
     async def wait_for(
         self, text: str | None = None, element_id: str | None = None, timeout_s: float = WAIT_FOR_DEFAULT_S
     ) -> str:

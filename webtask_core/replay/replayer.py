@@ -72,6 +72,8 @@ class Replayer:
         self._handed_over_step = -1  # the scripted step it took over
         self._pending_note: str | None = None
         self._decided: int | None = None  # the scripted step the last decision replayed
+        self._look_again = False  # the page differed on a first look: let it settle, look once more
+        self._looked_again_at = -1  # the scripted step that was given its second look
 
     @property
     def site_changed(self) -> bool:
@@ -120,9 +122,18 @@ class Replayer:
         if self._handed_over_on is not None:
             return self._resume(page, view)
         reply, kind, problem = self._reply_for(self.position, view)
+        if reply is None and kind == "site" and self._looked_again_at != self.position:
+            # A page still building (an editor without its frame yet) looks like another page: the
+            # worker lets it settle and asks again, once, before the model is asked.
+            self._look_again, self._looked_again_at = True, self.position
+            return None
         if reply is None:
             self._hand_over(page, self.position, kind, problem)
         return reply
+
+    def wants_another_look(self) -> bool:
+        wanted, self._look_again = self._look_again, False
+        return wanted
 
     def after(self, step: Step) -> None:
         """A replayed step ran: a failed call hands the next step to the model."""

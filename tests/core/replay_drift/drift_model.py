@@ -10,8 +10,8 @@ there, a field it does not know that is required, two Submit buttons it cannot t
 Submit at all (a "Delete" in its place), a confirm page showing other values, a rejected form.
 
 Taking over a task someone else started (replayed steps before its first own turn) on the confirm
-page or on a page it does not know, it first looks at "My listings" for this run's title: a Submit
-may already have gone through.
+page or on a page it does not know, or told that its own last Submit may have gone through before
+the step failed, it first looks at "My listings" for this run's title.
 """
 
 from __future__ import annotations
@@ -157,6 +157,13 @@ def own_tool_uses(request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
+def _told_it_may_have_gone_through(request: dict[str, Any]) -> bool:
+    """Whether the last user message says an earlier attempt may have submitted already."""
+    last = request["messages"][-1]
+    blocks = last.get("content", []) if isinstance(last.get("content"), list) else []
+    return any(isinstance(block, dict) and "may have gone through" in str(block.get("text", "")) for block in blocks)
+
+
 def _number(text: Any) -> Decimal | None:
     try:
         return Decimal(str(text).replace("$", "").replace("€", "").strip())
@@ -200,6 +207,10 @@ class SellerPolicy:
         if heading == "new listing":
             return self._form(data, nodes)
         if heading == "check your listing":
+            if _told_it_may_have_gone_through(request) and not checked_listings:
+                # The last attempt at this step submitted and then failed (the worker says so).
+                return Reply("My last Submit may have gone through; I check My listings first.",
+                             [ToolUse("navigate", {"url": data["site_url"]})])
             if not any(name == "fill" for name, _ in own) and not checked_listings:
                 # Someone else filled this form: a Submit of theirs may have gone through already.
                 return Reply("I take over on the confirm page; first I check whether it is listed already.",

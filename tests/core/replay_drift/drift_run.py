@@ -267,11 +267,10 @@ class DriftEnv:
             llm = FakeLLM(SellerPolicy(**policy_options))
             try:
                 with crash_at_publish(site, case.fault):
-                    result, agent = await self._do(site, params, store, llm)
+                    result, _agent = await self._do(site, params, store, llm)
                 outcome.status, outcome.replay = result.status.value, result.replay
                 outcome.replayed_steps, outcome.feedback = result.replayed_steps, result.feedback[:160]
-                run = getattr(agent, "_run", None)
-                outcome.handovers = list(getattr(run, "replay_handovers", []) or [])
+                outcome.handovers = list(result.replay_handovers)
             except Exception as error:  # a run that raised is reported in the table, and judged all the same
                 outcome.status, outcome.error = type(error).__name__, str(error)[:200]
             outcome.model_calls = len(llm.requests)

@@ -23,3 +23,15 @@ async def test_a_changed_site_never_gets_a_wrong_submission(case: Case, style: S
     RESULTS.append(outcome)
     assert not outcome.wrong, f"a wrong submission: {outcome.explain()}"
     assert outcome.passed, outcome.explain()
+
+
+CRASHES = [(case, style) for case, style in case_runs() if case.name.startswith("crash")]
+
+
+@pytest.mark.parametrize(("case", "style"), CRASHES, ids=[f"{case.name}-{style}" for case, style in CRASHES])
+async def test_the_models_own_submit_that_failed_is_never_repeated_blindly(case: Case, style: Style,
+                                                                          drift_env: DriftEnv) -> None:
+    """Without replay: the model's Submit reached the site and the step failed; the retried step's
+    model is told it may have gone through, looks, and lists nothing twice."""
+    outcome = await drift_env.run(case, style, replay=False)
+    assert not outcome.wrong, f"a wrong submission: {outcome.explain()}"
