@@ -266,16 +266,34 @@ async def type_into(target: Target, text: str, timeout_s: float) -> str:
 
 
 def _match_option(options: list[list[Any]], wanted: str) -> list[Any] | None:
-    folded = wanted.strip().casefold()
-    for test in (
-        lambda label, value: label == wanted or value == wanted,
-        lambda label, value: label.casefold() == folded or value.casefold() == folded,
-    ):
-        for option in options:
-            if test(option[0], option[1]):
-                return option
-    partial = [option for option in options if folded and folded in option[0].casefold()]
-    return partial[0] if len(partial) == 1 else None
+    """The option whose text is ``wanted`` exactly (case and spacing aside); an option with no text
+    by its value. Never a near match: "Books" is not "Audiobooks", and a value is not a label
+    ("books" may now be labelled "Magazines") — for those the model reads the options and decides."""
+    folded = " ".join(wanted.split()).casefold()
+    for test in (lambda label: label == wanted, lambda label: " ".join(label.split()).casefold() == folded):
+        found = [option for option in options if test(option[0])]
+        if found:
+            return found[0]
+    unlabelled = [option for option in options if not option[0].strip() and option[1] == wanted]
+    return unlabelled[0] if len(unlabelled) == 1 else None
+
+
+def _no_such_option(element_id: str, options: list[list[Any]], option: str) -> str:
+    """Why no option was chosen, with what the model may have meant: an option whose value is what it
+    asked for, options whose text holds it, then the first options."""
+    folded = " ".join(option.split()).casefold()
+    by_value = [label for label, value, _ in options if value == option and label.strip()]
+    near = [label for label, _, _ in options if folded and folded in label.casefold()]
+    message = f"{element_id} has no option {quote_for_model(option)}"
+    if by_value:
+        message += f"; the option whose value is {quote_for_model(option)} reads {quote_for_model(by_value[0], 40)}"
+    if near:
+        message += "; options with that in their text: " + ", ".join(quote_for_model(label, 40) for label in near[:5])
+    if by_value or near:
+        return message + " (choose by the exact text if one of them is what you mean)"
+    shown = ", ".join(quote_for_model(label, 40) for label, _, _ in options[:8])
+    more = f" … ({len(options)} in all)" if len(options) > 8 else ""
+    return f"{message}; options: {shown}{more}"
 
 
 async def select_option(target: Target, option: str, timeout_s: float) -> str:
@@ -287,9 +305,7 @@ async def select_option(target: Target, option: str, timeout_s: float) -> str:
     target.require_enabled()
     match = _match_option(options, option)
     if match is None:
-        shown = ", ".join(quote_for_model(label, 40) for label, _, _ in options[:8])
-        more = f" … ({len(options)} in all)" if len(options) > 8 else ""
-        raise ActionError(f"{target.element_id} has no option {quote_for_model(option)}; options: {shown}{more}")
+        raise ActionError(_no_such_option(target.element_id, options, option))
     label, value, disabled = match
     if disabled:
         raise ActionError(f"option {quote_for_model(label)} of {target.element_id} is disabled")

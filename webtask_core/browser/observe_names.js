@@ -158,6 +158,10 @@
       for (let i = 0; i < options.length && i < 6; i++) labels.push(norm(options[i].label));
       if (options.length > 6) labels.push('… ' + options.length + ' options');
       a.push('options', clip(labels.join(' | '), VALUE_MAX * 2));
+    } else if (tag === 'BUTTON') {
+      // What tells two "Submit" buttons apart (one saves a draft): the value they send.
+      const v = el.getAttribute('value');
+      if (v && v.trim() && norm(v) !== norm(el.textContent || '')) a.push('value', clip(norm(v), VALUE_MAX));
     } else if (tag === 'OPTION' && el.selected) {
       a.push('selected', true);
     } else if (editable) {
@@ -183,7 +187,32 @@
       if (el.min) a.push('min', el.min);
       if (el.max) a.push('max', el.max);
     }
+    // Not shown to the model (keys starting with "_"): what replay needs to check a submit — the
+    // form a control belongs to, whether it submits it, and a select's every option.
+    if (FORM_CONTROLS.has(source.tagName) && source.form) {
+      a.push('_form', String(formIndex(source.form)));
+      const action = source.form.getAttribute('action');
+      if (action) a.push('_action', clip(action, VALUE_MAX));
+      if ((source.tagName === 'BUTTON' || (source.tagName === 'INPUT' && (type === 'submit' || type === 'image')))
+          && source.type === (source.tagName === 'BUTTON' ? 'submit' : type)) {
+        a.push('_submit', (source.getAttribute('formmethod') || source.form.getAttribute('method') || 'get').toLowerCase());
+      }
+    }
+    if (tag === 'SELECT') {
+      const all = [];
+      for (let i = 0; i < el.options.length && i < 300; i++) all.push(norm(el.options[i].label));
+      a.push('_options', all.join(' | '));
+    }
     return a;
+  }
+  let formIndexes = null;
+  function formIndex(form) {
+    if (formIndexes === null) {
+      formIndexes = new Map();
+      Array.from(document.forms).forEach((f, i) => formIndexes.set(f, i));
+    }
+    const found = formIndexes.get(form);
+    return found === undefined ? -1 : found;
   }
 
   function isScrollable(el, tag, overflow) {

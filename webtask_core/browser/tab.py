@@ -103,8 +103,10 @@ class BrowserTab:
         *,
         timeout_s: float | None = None,
         report_navigation: bool = True,
+        quick: bool = False,
     ) -> str:
-        """Run one action on the active page, let the page settle, say what happened."""
+        """Run one action on the active page, let the page settle, say what happened (``quick``: an
+        action that sets a value, see ``settle``)."""
         self._require_alive()
         page = await self._tabs.ensure_active()
         navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
@@ -120,6 +122,7 @@ class BrowserTab:
             await settle(
                 page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
                 timeout_s=self._config.settle_timeout_s, started=started, expect_navigation=self._click_navigated,
+                quick=quick,
             )
             opened.extend(new for new in self._tabs.pages if new not in pages)
             await self._settle_new_tabs(opened)
@@ -165,15 +168,18 @@ class BrowserTab:
 
     # --- observing ----------------------------------------------------------------------------
 
-    async def observe(self) -> Observation:
-        """The active tab as the model sees it: the element tree, ids, tabs and scroll position."""
+    async def observe(self, *, stamp: bool = True) -> Observation:
+        """The active tab as the model sees it: the element tree, ids, tabs and scroll position.
+
+        ``stamp=False``: a look that leaves the ids of the last observation in place (actions keep
+        resolving them); its own ids are for reading only, never for acting."""
         self._require_alive()
         page = await self._tabs.ensure_active()
         limit = self._config.action_timeout_s + _GRACE_S
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars), timeout=limit
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp), timeout=limit
                 )
                 break
             except TimeoutError as error:
@@ -189,9 +195,10 @@ class BrowserTab:
                     raise TransientError(f"could not observe {page.url}: {first_line(error)}") from error
                 # Most likely the page navigated while we looked at it: let it load, then look again.
                 await settle(page, self._network, navigated=True, timeout_s=self._config.settle_timeout_s)
-        self._targets = {
-            element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
-        }
+        if stamp:
+            self._targets = {
+                element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
+            }
         return Observation(
             url=snapshot.url,
             title=snapshot.title,
@@ -293,7 +300,8 @@ class BrowserTab:
         return frame
 
     async def _on_element(
-        self, verb: str, element_id: str, perform: Callable[[Target], Awaitable[str]], *, scroll: bool = True
+        self, verb: str, element_id: str, perform: Callable[[Target], Awaitable[str]], *, scroll: bool = True,
+        quick: bool = False,
     ) -> str:
         self._require_alive()
         frame = self._target_frame(element_id)
@@ -304,7 +312,7 @@ class BrowserTab:
             self._click_navigated = target.navigating
             return message
 
-        return await self._run(f"{verb} {element_id}", operation)
+        return await self._run(f"{verb} {element_id}", operation, quick=quick)
 
     async def click(self, element_id: str) -> str:
         return await self._on_element("click", element_id, lambda t: actions.click(t, self._config.action_timeout_s))
@@ -313,7 +321,8 @@ class BrowserTab:
         return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s))
 
     async def fill(self, element_id: str, text: str) -> str:
-        return await self._on_element("fill", element_id, lambda t: actions.fill(t, text, self._config.action_timeout_s))
+        return await self._on_element("fill", element_id, lambda t: actions.fill(t, text, self._config.action_timeout_s),
+                                      quick=True)
 
     async def type(self, text: str, element_id: str | None = None) -> str:
         if element_id is not None:
@@ -330,11 +339,12 @@ class BrowserTab:
 
     async def select_option(self, element_id: str, option: str) -> str:
         timeout = self._config.action_timeout_s
-        return await self._on_element("select an option of", element_id, lambda t: actions.select_option(t, option, timeout))
+        return await self._on_element("select an option of", element_id,
+                                      lambda t: actions.select_option(t, option, timeout), quick=True)
 
     async def check(self, element_id: str, checked: bool = True) -> str:
         timeout = self._config.action_timeout_s
-        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout))
+        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout), quick=True)
 
     async def press_key(self, key: str, element_id: str | None = None) -> str:
         if element_id is not None:
@@ -365,7 +375,7 @@ class BrowserTab:
     async def set_input_files(self, element_id: str, paths: Sequence[str | Path]) -> str:
         timeout = self._config.action_timeout_s
         return await self._on_element(
-            "upload to", element_id, lambda t: actions.set_files(t, list(paths), timeout), scroll=False
+            "upload to", element_id, lambda t: actions.set_files(t, list(paths), timeout), scroll=False, quick=True
         )
 
     # --- page-level actions -------------------------------------------------------------------
@@ -399,6 +409,12 @@ class BrowserTab:
             await page.bring_to_front()
             title = await page.title()
         return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
+
+    async def wait_for_change(self, timeout_s: float) -> str:
+        """Until the page changes and then settles (a page still building), bounded by ``timeout_s``."""
+        return await self._run("wait for the page to change",
+                               lambda page: page_actions.wait_changed(page, self._network, timeout_s),
+                               timeout_s=timeout_s)
 
     async def wait_for(
         self, text: str | None = None, element_id: str | None = None, timeout_s: float = WAIT_FOR_DEFAULT_S

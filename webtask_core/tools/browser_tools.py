@@ -90,11 +90,12 @@ class TypeTool(Tool):
 
 class SelectOptionTool(Tool):
     name = "select_option"
-    description = "Choose an option of a <select> element, by its visible label or its value."
+    description = ("Choose an option of a <select> element by its text, exactly as the page shows it (case aside). "
+                   "A near match is not taken: the error lists the options, so you can pick the right one.")
 
     class Params(ToolParams):
         element_id: str = _element_id()
-        option: str = Field(description="The option's label or value.")
+        option: str = Field(description="The option's text, exactly as listed.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         return await ctx.tab.select_option(params.element_id, params.option)
