@@ -58,7 +58,8 @@ class ReplayWatch:
 
 
 def _replayed_lines(replayer: Any, step: Step) -> list[str]:
-    """Which recorded step was replayed, and what was checked before its calls ran."""
+    """Which recorded step was replayed, and what was checked before its calls ran. Read off the
+    replayer's script and position; where those are not there (the replay changed), a general line."""
     script = getattr(replayer, "script", None)
     position = getattr(replayer, "position", None)
     steps = getattr(script, "steps", None)
@@ -69,12 +70,19 @@ def _replayed_lines(replayer: Any, step: Step) -> list[str]:
     page = recorded.page
     lines = [f"**Replay**: step {position} of script `{script.key}` (revision {script.revision}), "
              "without a model call."]
+    controls = getattr(page, "controls", None) or getattr(page, "kinds", None) or ()
     checked = (f"the page matched the recorded one (address `{page.url}`, title \"{page.title}\", "
-               f"{len(page.kinds)} kind(s) of control"
-               + (", showing this run's values" if getattr(page, "keyed", False) else "") + ")")
+               f"{len(controls)} control(s)" + (", showing this run's values" if getattr(page, "keyed", False) else "")
+               + ")")
     elements = [action.element.describe() for action in recorded.actions if action.element is not None]
     if elements:
         checked += "; each element acted on was found by its fingerprint, one element and no guess: " + \
             ", ".join(elements)
+    commit = getattr(recorded, "commit", None)
+    commits = [action for action in recorded.actions if getattr(action, "commit", False)]
+    if commits and commit is not None and not getattr(commit, "unsure", None):
+        what = commits[0].element.describe() if commits[0].element is not None else commits[0].tool
+        checked += (f"; before {commits[0].tool} on {what}, that the form showed this run's values "
+                    f"({len(getattr(commit, 'controls', []))} control(s)) and the page its words")
     lines.append(f"**Replay checked**: {checked}.")
     return lines

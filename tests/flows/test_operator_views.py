@@ -12,6 +12,7 @@ from webtask_core.llm.types import Usage
 from webtask_core.pricing import PriceTable
 from webtask_core.record import Step, StepTimings, ToolCallRecord, WorkerStatus
 from webtask_core.replay import ReplayScript, ScriptAction, ScriptStep
+from webtask_core.replay.commit import CommitCheck, ExpectedControl
 from webtask_core.replay.signature import ElementFingerprint, PageSignature
 from webtask_flows.artifacts import step_markdown, summary_markdown
 from webtask_flows.costs import CallUsage, RunPricing
@@ -57,17 +58,19 @@ def test_step_task_runs_are_named_by_what_they_did():
 def test_a_replayed_step_says_what_replay_checked_and_a_handover_page_is_flagged():
     button = ElementFingerprint(tag="button", text="publish")
     script = ReplayScript(key="listing.shop.v1", revision=2, steps=[ScriptStep(
-        page=PageSignature(url="/listings/drafts/*", title="review your listing", kinds=("button", "link")),
-        actions=[ScriptAction(tool="click", input={"element_id": "{{element}}"}, element=button)])])
+        page=PageSignature(url="/listings/drafts/*", title="review your listing", controls=("button", "link")),
+        actions=[ScriptAction(tool="click", input={"element_id": "{{element}}"}, element=button, commit=True)],
+        commit=CommitCheck(controls=[ExpectedControl(key="input text price", value="{{param:price}}")]))])
     task_run = SimpleNamespace(replay_handovers=[], replayer=SimpleNamespace(script=script, position=1))
     watch = ReplayWatch(task_run)  # type: ignore[arg-type]
     watch.before()
     replayed = watch.after(Step(index=7, url="", title="", replayed=True, tool_calls=[call("click")]))
     assert replayed.lines[0] == "**Replay**: step 1 of script `listing.shop.v1` (revision 2), without a model call."
     assert replayed.lines[1] == ('**Replay checked**: the page matched the recorded one (address `/listings/drafts/*`, '
-                                 'title "review your listing", 2 kind(s) of control, showing this run\'s values); each '
+                                 'title "review your listing", 2 control(s), showing this run\'s values); each '
                                  'element acted on was found by its fingerprint, one element and no guess: '
-                                 'button "publish".')
+                                 'button "publish"; before click on button "publish", that the form showed this '
+                                 "run's values (1 control(s)) and the page its words.")
     assert not replayed.handover_page
     # Replay stops at the next page; the model's step there shows it.
     watch.before()
