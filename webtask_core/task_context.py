@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from webtask_core.errors import SessionFormatError
 from webtask_core.history import ActionHistory, StuckThresholds
-from webtask_core.llm.types import Block, ImageBlock, Message, TextBlock, Usage
+from webtask_core.human import ASK_HUMAN, PendingQuestion
+from webtask_core.llm.types import Block, ImageBlock, Message, TextBlock, ToolResult, Usage
 from webtask_core.prompt_set import PromptSet
 from webtask_core.record import (
     PreviousTask,
@@ -79,6 +80,8 @@ class TaskContext:
         self.pairs: list[Message] = []  # after the task message; see the module docstring
         # The page the last step saw (what a replay recorder fingerprints its elements from).
         self.last_observation: Observation | None = None
+        # The question the last step's ask_human asked, until its answer is in (webtask_core.human).
+        self.pending_question: PendingQuestion | None = None
         self._head_extra: list[Block] = []  # the collapsed first page, in a fresh conversation
         if previous_session is not None:
             self._continue_from(previous_session)
@@ -234,10 +237,30 @@ class TaskContext:
             self.output_error = state.output_error
             if state.status is not None:
                 self.status, self.feedback = state.status, state.feedback
+            elif state.question is not None:
+                position = max(index for index, call in enumerate(step.tool_calls) if call.name == ASK_HUMAN and call.ok)
+                self.pending_question = PendingQuestion(call_id=step.tool_calls[position].id, position=position,
+                                                        request=state.question)
         if self.status is None and len(self.steps) >= self.max_steps:
             self.status = WorkerStatus.max_steps
             self.feedback = self._max_steps_feedback()
         step.ended = self.status
+
+    def answer_question(self, message: str) -> None:
+        """Put ``message`` (the person's answer, as the model reads it) in place of the pending
+        ask_human call's result, in the conversation and in the step's record."""
+        pending = self.pending_question
+        if pending is None:
+            raise RuntimeError("no question is waiting for an answer")
+        # The results are in the order of the step's calls (their ids may have been made valid).
+        open_message = self.pairs[-1]
+        results = [position for position, block in enumerate(open_message.content) if isinstance(block, ToolResult)]
+        content = list(open_message.content)
+        where = results[pending.position]
+        content[where] = content[where].model_copy(update={"content": [TextBlock(text=message)], "is_error": False})
+        self.pairs[-1] = open_message.model_copy(update={"content": content})
+        self.steps[-1].tool_calls[pending.position].message = message
+        self.pending_question = None
 
     def end(self, status: WorkerStatus, feedback: str) -> None:
         self.status, self.feedback = status, feedback

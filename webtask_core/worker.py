@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
+from webtask_core.human import HumanHandler
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
@@ -87,7 +88,11 @@ class Worker:
         options: WorkerOptions | None = None,
         progress: ProgressCallback | None = None,
         tools: UserTools | None = None,
+        human: HumanHandler | None = None,
     ):
+        if human is not None and not callable(human):
+            raise ConfigError("human", f"must be an async callable taking a HumanRequest, got {type(human).__name__}")
+        self.human = human  # answers ask_human (webtask_core.human); None: nobody can
         self.tools = user_tools(tools)
         self.llm = llm
         self.progress = progress  # told what each step is doing as it happens (webtask_core.progress)
@@ -207,7 +212,7 @@ class Worker:
         state = ctx.step_state()
         tool_ctx = ToolContext(
             tab=tab, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
-            secrets=self.secrets,
+            secrets=self.secrets, human_available=self.human is not None,
         )
 
         def acting(call: ToolCall) -> None:
@@ -252,6 +257,14 @@ class Worker:
                    next_user_blocks=next_user_blocks, state=state)
         step.timings.total_ms = _ms(started, time.perf_counter())
         return step
+
+    async def page_for_person(self, ctx: TaskContext) -> tuple[str, str, str | None]:
+        """The page as a person should see it to answer a question: URL, title and a JPEG (base64,
+        secret fields masked; None when a secret shows where it cannot be masked)."""
+        tab = self.tab
+        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        shot = await self._screenshot(tab, marks=False, mask_ids=mask_ids, withhold=unmaskable, scale=0.75)
+        return observation.url, observation.title, base64.b64encode(shot).decode("ascii") if shot else None
 
     async def finish(self, ctx: TaskContext, *, capture: bool = True) -> TaskRecord:
         """The TaskRecord of a finished task; with ``capture``, the final page and screenshot."""
@@ -307,14 +320,15 @@ class Worker:
         self.progress(Progress(ctx.next_index, ctx.max_steps, phase, detail, tokens))
 
     async def _screenshot(
-        self, tab: BrowserTab, *, marks: bool, mask_ids: list[str], withhold: bool
+        self, tab: BrowserTab, *, marks: bool, mask_ids: list[str], withhold: bool, scale: float | None = None
     ) -> bytes | None:
         """The screenshot with the elements showing a secret masked (password fields always are).
         None when a secret shows where no element can be masked (text in the page itself)."""
         if not self.options.screenshots or withhold:
             return None
         # The model's view is scaled down; the final picture (a record for people) is not.
-        scale = self.options.screenshot_scale if marks else 1.0
+        if scale is None:
+            scale = self.options.screenshot_scale if marks else 1.0
         quality = self.options.screenshot_quality
         if not mask_ids:
             return await tab.screenshot(marks=marks, format="jpeg", quality=quality, scale=scale)

@@ -52,6 +52,8 @@ class Recorder:
                 return  # an element the observation does not know: this step cannot be recorded
             if literal_output:
                 needs_model = f"{call.name} reports a value read off the page, which a replay cannot know"
+            if call.name == "ask_human":  # a person's answer is never replayed from a recording
+                needs_model = "the step asks a person (ask_human); a replay never reuses a recorded answer"
             actions.append(action)
         if actions:
             # What the model said, kept for reading a script: with placeholders, like its calls.
