@@ -39,7 +39,7 @@ __all__ = [
     "emit_script_event",
 ]
 
-TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
+TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "waiting"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
@@ -47,6 +47,7 @@ TASK_EVENT_NAMES: dict[str, str] = {
     "max_steps": "webtask.task.max-steps",
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
+    "waiting": "webtask.task.waiting",  # not an outcome: the run waits for a person (webtask_flows.human)
 }
 
 # Long task descriptions and reasons are cut so an event stays far below Prefect's size limit.

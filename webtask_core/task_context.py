@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, Field
+
 from webtask_core.errors import SessionFormatError
 from webtask_core.history import ActionHistory, StuckThresholds
 from webtask_core.human import ASK_HUMAN, PendingQuestion
@@ -42,7 +44,25 @@ from webtask_core.tools import OutputSpec, StepState, Tool, ToolRegistry
 if TYPE_CHECKING:
     from webtask_core.browser import Observation
 
-__all__ = ["TaskContext"]
+__all__ = ["TaskContext", "TaskSnapshot"]
+
+
+class TaskSnapshot(BaseModel):
+    """An unfinished task's state (see :meth:`TaskContext.snapshot`); plain data, JSON round trip."""
+
+    task: str
+    pairs: list[Message]
+    steps: list[Step]
+    history: ActionHistory
+    started_at: datetime
+    output: Any = None
+    has_output: bool = False
+    output_error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    discarded_usage: Usage = Field(default_factory=Usage)
+    previous_tasks: list[PreviousTask] = Field(default_factory=list)
+    head_extra: list[TextBlock] = Field(default_factory=list)
+    pending_question: PendingQuestion | None = None
 
 
 class TaskContext:
@@ -261,6 +281,34 @@ class TaskContext:
         self.pairs[-1] = open_message.model_copy(update={"content": content})
         self.steps[-1].tool_calls[pending.position].message = message
         self.pending_question = None
+
+    # ---- an unfinished task, stored while its run is suspended (waiting for a person) ----
+
+    def snapshot(self) -> TaskSnapshot:
+        """Everything an unfinished task has gathered, to :meth:`resume` it in another process."""
+        if self.finished:
+            raise RuntimeError("the task is finished; store its TaskRecord instead")
+        return TaskSnapshot(
+            task=self.task, pairs=[message.model_copy(deep=True) for message in self.pairs], steps=list(self.steps),
+            history=self.history, started_at=self.started_at, output=self.output, has_output=self.has_output,
+            output_error=self.output_error, usage=self.usage, discarded_usage=self.discarded_usage,
+            previous_tasks=list(self.previous_tasks),
+            head_extra=[block for block in self._head_extra if isinstance(block, TextBlock)],
+            pending_question=self.pending_question,
+        )
+
+    def resume(self, snapshot: TaskSnapshot) -> None:
+        """Continue the task a snapshot was taken of (this context must be the same task, unstarted)."""
+        if snapshot.task != self.task:
+            raise SessionFormatError("the stored unfinished task is another task than this one")
+        if self.steps:
+            raise RuntimeError("resume() needs a context that has run no step")
+        self.pairs, self.steps, self.history = list(snapshot.pairs), list(snapshot.steps), snapshot.history
+        self.started_at, self.output, self.has_output = snapshot.started_at, snapshot.output, snapshot.has_output
+        self.output_error, self.usage, self.discarded_usage = snapshot.output_error, snapshot.usage, snapshot.discarded_usage
+        self.previous_tasks, self._head_extra = list(snapshot.previous_tasks), list(snapshot.head_extra)
+        self.pending_question = snapshot.pending_question
+        self._task_blocks = self._render_task_blocks()
 
     def end(self, status: WorkerStatus, feedback: str) -> None:
         self.status, self.feedback = status, feedback
