@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from webtask_core.storage import SessionStore
     from webtask_core.task_run import TaskRun
 
+SUSPEND_KEY_SUFFIX = "-suspended"
+
 __all__ = ["totp_names", "resumed_waiting_task", "answer_resumed", "answer_or_suspend"]
 
 
@@ -31,12 +33,14 @@ async def _store(store: SessionStore | None) -> SessionStore:
 
 
 async def resumed_waiting_task(store: SessionStore | None, flow_run_id: str | None) -> WaitingTask | None:
-    """The unfinished task this run saved before it suspended, when Prefect is resuming it."""
+    """The unfinished task this run saved before it suspended, when Prefect is resuming it (a run
+    that suspended keeps the suspend's key in its policy; only then is the store read)."""
     from prefect.context import FlowRunContext
 
     context = FlowRunContext.get()
     run = context.flow_run if context else None
-    if flow_run_id is None or run is None or not run.empirical_policy.resuming:
+    fired = run.empirical_policy.pause_keys or set() if run is not None else set()
+    if flow_run_id is None or not any(key.endswith(SUSPEND_KEY_SUFFIX) for key in fired):
         return None
     return await load_waiting(await _store(store), flow_run_id)
 
@@ -69,7 +73,7 @@ async def answer_or_suspend(task_run: TaskRun, browser: BrowserRuntime, store: S
         if state:
             state, _ = secrets.drop_secret_entries(state)
         request: Any = task_run.ctx.pending_question.request  # without the screenshot: it was in the form
-        waiting = WaitingTask(flow_run_id=flow_run_id, key=f"ask-human-{task_run.ctx.steps_used}-suspended",
+        waiting = WaitingTask(flow_run_id=flow_run_id, key=f"ask-human-{task_run.ctx.steps_used}{SUSPEND_KEY_SUFFIX}",
                               request=request, snapshot=task_run.ctx.snapshot(), storage_state=state,
                               last_url=None if url and secrets.contains(url) else url,
                               remaining_s=suspend.remaining_s)
