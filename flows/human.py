@@ -91,7 +91,7 @@ def answer_form(request: HumanRequest, description: str) -> type[Any]:
                                                                                "ends aborted).")),
                   "comment": (str, Field(default="", description="Why (shown with a rejection)."))}
     elif request.kind == "choice":
-        fields = {"answer": (Literal[tuple(request.options)], Field(description=request.question))}  # type: ignore[misc]
+        fields = {"answer": (Literal[tuple(request.options)], Field(description=request.question))}
     elif request.secret:
         fields = {"answer": (SecretStr, Field(description=request.question))}
     else:

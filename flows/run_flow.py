@@ -36,11 +36,11 @@ from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
 from webtask_core.record import TaskRecord
 from webtask_core.resources import validate_resource_name
+from webtask_core.secrets import SecretValue
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
 from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
-from webtask_core.secrets import SecretValue
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
 from webtask_flows.events import emit_script_event, emit_task_event

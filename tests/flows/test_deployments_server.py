@@ -25,8 +25,8 @@ from flow_helpers import (
     SHOP_PASSWORD,
     USERS,
     fake_model_env,
-    listing_task,
     flow_env,  # noqa: F401 (fixture)
+    listing_task,
     shop,  # noqa: F401 (fixture)
 )
 from test_batch_flow import manifest_rows, requests_per_sku, write_photos
