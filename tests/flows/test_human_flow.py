@@ -51,6 +51,21 @@ async def resume_as_the_ui_does(flow_run_id: Any, run_input: dict[str, Any]) -> 
                                json={"run_input": run_input})
 
 
+async def demo_reviewer_sees(run: Any) -> tuple[Any, str]:
+    """What `webtask demo`'s reviewer does with ``run`` (paused): itself and what it printed."""
+    from prefect.client.orchestration import get_client
+    from rich.console import Console
+
+    from webtask_flows.listings.demo_person import DemoReviewer
+
+    console = Console(record=True, width=300)
+    reviewer = DemoReviewer(console)
+    async with get_client() as client:
+        await reviewer.look(client, run)
+        await reviewer.look(client, run)  # one look a pause
+    return reviewer, console.export_text()
+
+
 async def run_inputs(flow_run_id: Any) -> list[Any]:
     from prefect.client.orchestration import get_client
 
@@ -81,6 +96,8 @@ async def test_an_emailed_code_through_the_ui_form_and_the_code_is_stored_nowher
             (schema,) = [item for item in await run_inputs(paused.id) if item.key.endswith("-schema")]
             (described,) = [item for item in await run_inputs(paused.id) if item.key.endswith("-description")]
             code = shop.checks.inbox[-1].code
+            # The demo's stand-in for a person answers approvals only: it shows this question and leaves it.
+            reviewer, shown = await demo_reviewer_sees(paused)
             refused = await resume_as_the_ui_does(paused.id, {})  # the form needs its field
             answered = await resume_as_the_ui_does(paused.id, {"answer": code})
             state = await running
@@ -88,6 +105,9 @@ async def test_an_emailed_code_through_the_ui_form_and_the_code_is_stored_nowher
 
     assert refused.json()["status"] == "REJECT" and answered.json()["status"] == "ACCEPT"
     assert state.is_completed(), state.message
+    assert reviewer.answered == [] and shown == ("human-email waits for a person: Please enter the 6-digit sign-in "
+                                                 "code the marketplace just e-mailed to the account's address.\n"
+                                                 "  (not an approval: the demo leaves it to a person)\n")
     assert json.loads(schema.value)["properties"]["answer"]["format"] == "password"  # hidden in the form
     description = json.loads(described.value)
     assert "6-digit sign-in code" in description and "Listing: **BOOT-001**" in description
