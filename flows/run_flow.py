@@ -174,7 +174,7 @@ async def run_webtask(
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
         if waiting is not None:  # suspended for a person's answer, and resumed: go on from there
-            ctx.resume(waiting.snapshot)
+            worker.resume(ctx, waiting.snapshot)
             start_url = waiting.last_url
             replay = None  # the steps before the suspension were recorded by the run that suspended
         replaying = None

@@ -113,6 +113,7 @@ class SecretValues:
             raise ConfigError("secrets", f"must be a mapping of name -> value, got {type(secrets).__name__}")
         self._default_domains = HostPatterns(domains, parameter="allowed_domains")
         self._entries: dict[str, _Entry] = {}
+        self._forgotten: dict[str, str] = {}  # name -> why this run no longer has it (see forget)
         for name, raw in (secrets or {}).items():
             self._check_name(name)
             value, own_domains, totp = _unpack(name, raw)
@@ -154,8 +155,17 @@ class SecretValues:
         patterns = HostPatterns(domains, parameter=f"secrets[{name!r}].domains") if domains else self._default_domains
         entry = _Entry(name, value, patterns)
         self._entries[name] = entry
+        self._forgotten.pop(name, None)
         self._index()
         return entry.placeholder
+
+    def forget(self, name: str, reason: str) -> None:
+        """Say that ``{{secret:NAME}}`` was a secret of this task that this process does not have (a
+        person's answer given to the run before it was suspended, kept nowhere): typing it is an
+        ActionError giving ``reason``, instead of "unknown secret"."""
+        self._check_name(name)
+        if name not in self._entries:
+            self._forgotten[name] = reason
 
     @classmethod
     def of(cls, secrets: SecretValues | SecretsInput | None, *, domains: Iterable[str] | None = None) -> SecretValues:
@@ -208,6 +218,8 @@ class SecretValues:
             nonlocal typed_code
             kind, name = match.group(1), match.group(2)
             entry = self._entries.get(name)
+            if entry is None and name in self._forgotten:
+                raise ActionError(f"{match.group(0)}: {self._forgotten[name]}")
             if entry is None:
                 known = ", ".join(self._entries) or "none were given for this task"
                 raise ActionError(f"unknown secret {name!r} in {match.group(0)}; known secrets: {known}")

@@ -63,6 +63,7 @@ class TaskSnapshot(BaseModel):
     previous_tasks: list[PreviousTask] = Field(default_factory=list)
     head_extra: list[TextBlock] = Field(default_factory=list)
     pending_question: PendingQuestion | None = None
+    secret_answers: list[str] = Field(default_factory=list)  # names only: the values are kept nowhere
 
 
 class TaskContext:
@@ -102,6 +103,8 @@ class TaskContext:
         self.last_observation: Observation | None = None
         # The question the last step's ask_human asked, until its answer is in (webtask_core.human).
         self.pending_question: PendingQuestion | None = None
+        # The secrets made from a person's secret answers (names; the worker's SecretValues has the values).
+        self.secret_answers: list[str] = []
         self._head_extra: list[Block] = []  # the collapsed first page, in a fresh conversation
         if previous_session is not None:
             self._continue_from(previous_session)
@@ -294,7 +297,7 @@ class TaskContext:
             output_error=self.output_error, usage=self.usage, discarded_usage=self.discarded_usage,
             previous_tasks=list(self.previous_tasks),
             head_extra=[block for block in self._head_extra if isinstance(block, TextBlock)],
-            pending_question=self.pending_question,
+            pending_question=self.pending_question, secret_answers=list(self.secret_answers),
         )
 
     def resume(self, snapshot: TaskSnapshot) -> None:
@@ -307,7 +310,7 @@ class TaskContext:
         self.started_at, self.output, self.has_output = snapshot.started_at, snapshot.output, snapshot.has_output
         self.output_error, self.usage, self.discarded_usage = snapshot.output_error, snapshot.usage, snapshot.discarded_usage
         self.previous_tasks, self._head_extra = list(snapshot.previous_tasks), list(snapshot.head_extra)
-        self.pending_question = snapshot.pending_question
+        self.pending_question, self.secret_answers = snapshot.pending_question, list(snapshot.secret_answers)
         self._task_blocks = self._render_task_blocks()
 
     def end(self, status: WorkerStatus, feedback: str) -> None:

@@ -188,11 +188,13 @@ class TaskRun:
         ctx = self.ctx
         placeholder = None
         if request.secret:
+            name = f"ask_human_{ctx.steps_used}"
             try:
-                placeholder = self.worker.secrets.add(f"ask_human_{ctx.steps_used}", answer.answer)
+                placeholder = self.worker.secrets.add(name, answer.answer)
             except ConfigError as error:
                 self.no_answer(f"the secret answer cannot be kept secret: {error.problem}")
                 return
+            ctx.secret_answers.append(name)
         ctx.answer_question(self.worker.secrets.scrub(answer_message(request, answer, placeholder=placeholder)))
         if request.kind == "approve" and not answer.approved:
             comment = self.worker.secrets.scrub(answer.comment) or "no comment"

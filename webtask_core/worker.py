@@ -28,7 +28,7 @@ from webtask_core.prompt_set import PromptSet
 from webtask_core.record import Step, StepTimings, TaskRecord, ToolCallRecord, WorkerStatus
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
-from webtask_core.task_context import TaskContext
+from webtask_core.task_context import TaskContext, TaskSnapshot
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 
 if TYPE_CHECKING:
@@ -51,6 +51,10 @@ class Director(Protocol):
 
 
 NO_TOOL_CALL = "(no tool call)"
+# What typing a person's secret answer says after the run was suspended and resumed (Worker.resume).
+FORGOTTEN_ANSWER = ("a person's secret answer given before this run was suspended; secret answers live only in "
+                    "the memory of the run that received them and are stored nowhere, so it is gone. If you still "
+                    "need it, ask the person again with ask_human.")
 
 
 class WorkerOptions(BaseModel):
@@ -140,6 +144,14 @@ class Worker:
             thresholds=self.options.stuck,
             tools=self.tools,
         )
+
+    def resume(self, ctx: TaskContext, snapshot: TaskSnapshot) -> None:
+        """Go on with an unfinished task (``ctx`` from :meth:`start`, no step run) from its snapshot,
+        taken in another process before its run was suspended. A person's secret answers from before
+        are not in it — they are kept nowhere — so their placeholders now say so when typed."""
+        ctx.resume(snapshot)
+        for name in snapshot.secret_answers:
+            self.secrets.forget(name, FORGOTTEN_ANSWER)
 
     async def step(self, ctx: TaskContext, *, director: Director | None = None) -> Step:
         """Observe, one model call, act, record. Raises TransientError with the context untouched.

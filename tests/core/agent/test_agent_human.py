@@ -6,15 +6,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_helpers import SHOP_PASSWORD, USERS, ListingOutput, listing_task
 from pydantic import SecretStr
 
 from webtask_core import Agent, WorkerStatus
+from webtask_core.errors import ActionError
 from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer
 from webtask_core.secrets import SecretValue
 from webtask_core.testing import FakeLLM, MarketplaceListingPolicy
 from webtask_core.testing.marketplace import Marketplace
-from webtask_core.worker import WorkerOptions
+from webtask_core.task_context import TaskSnapshot
+from webtask_core.worker import Worker, WorkerOptions
 
 
 def _secrets(**extra: SecretValue) -> WorkerOptions:
@@ -54,6 +58,7 @@ async def test_an_emailed_code_is_asked_for_and_typed_as_a_secret(tab, photos: l
     assert code not in everything  # neither the model nor the record ever held the code
     assert "{{secret:ask_human_" in everything  # the model typed the placeholder the answer named
     assert shop.checks.rejected_codes == 0
+    assert agent.task_context is not None and agent.task_context.secret_answers == [f"ask_human_{request.step}"]
 
 
 async def test_a_totp_seed_is_typed_as_the_current_code_without_a_person(tab, photos: list[Path]):
@@ -129,3 +134,30 @@ async def test_a_handler_that_gets_no_answer_ends_the_task_aborted(tab):
     assert (result.status, result.feedback) == (WorkerStatus.aborted, "no answer within 1 h")
     last = agent.last_session.steps[-1]
     assert [call.message for call in last.tool_calls if call.name == "ask_human"] == ["no answer: no answer within 1 h"]
+
+
+def test_a_task_resumed_in_another_process_says_its_earlier_secret_answers_are_gone():
+    # A person's code answered before the run suspended: the snapshot keeps its name, never its value
+    # (the flow stores the snapshot scrubbed); the worker that resumes it has no value for it, and
+    # typing it tells the model to ask again instead of "unknown secret".
+    first = Worker(FakeLLM(MarketplaceListingPolicy()), lambda: None, options=_secrets())
+    ctx = first.start("Log in to the shop.")
+    placeholder = first.secrets.add("ask_human_2", "481516")
+    ctx.secret_answers.append("ask_human_2")  # as TaskRun.apply_answer does
+    stored = first.secrets.scrub(ctx.snapshot().model_dump_json())
+    assert "481516" not in stored
+
+    later = Worker(FakeLLM(MarketplaceListingPolicy()), lambda: None, options=_secrets())
+    resumed = later.start("Log in to the shop.")
+    later.resume(resumed, TaskSnapshot.model_validate_json(stored))
+    assert resumed.secret_answers == ["ask_human_2"]
+    with pytest.raises(ActionError) as gone:
+        later.secrets.reveal(f"code: {placeholder}")
+    assert str(gone.value).startswith("{{secret:ask_human_2}}: a person's secret answer given before this run "
+                                      "was suspended;") and "ask the person again with ask_human" in str(gone.value)
+    assert later.secrets.reveal("{{secret:shop_password}}") == SHOP_PASSWORD
+    with pytest.raises(ActionError, match="unknown secret 'ask_human_9'"):
+        later.secrets.reveal("{{secret:ask_human_9}}")
+    # A new answer under that name (not that it happens: names follow the step) is typed again.
+    later.secrets.add("ask_human_2", "112358")
+    assert later.secrets.reveal(placeholder) == "112358"
