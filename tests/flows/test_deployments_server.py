@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -205,15 +205,22 @@ async def test_deploy_fan_out_on_two_workers_and_etl_chaining(flow_env, shop, pr
             assert [len(shop.listing_by_sku(sku)) for sku in ("DEMO-001", "DEMO-002")] == [1, 1]
 
 
-async def wait_for_attempt(client: Any, flow_run_id: Any, attempt: int, timeout_s: float = 180) -> Any:
-    """The flow run once its attempt ``attempt`` reached a final state."""
-    deadline = time.monotonic() + timeout_s
+async def wait_for_flow_run(client: Any, flow_run_id: Any, ready: Callable[[Any], bool], what: str,
+                            timeout_s: float = 180) -> Any:
+    """The flow run once ``ready(run)`` (it has a state); fails saying ``what`` did not happen."""
+    deadline, run = time.monotonic() + timeout_s, None
     while time.monotonic() < deadline:
         run = await client.read_flow_run(flow_run_id)
-        if run.run_count >= attempt and run.state is not None and run.state.is_final():
+        if run.state is not None and ready(run):
             return run
-        await asyncio.sleep(1)
-    raise AssertionError(f"attempt {attempt} of flow run {flow_run_id} did not finish within {timeout_s} s")
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"flow run {flow_run_id}: {what} not within {timeout_s} s (now {run.state if run else None})")
+
+
+async def wait_for_attempt(client: Any, flow_run_id: Any, attempt: int, timeout_s: float = 180) -> Any:
+    """The flow run once its attempt ``attempt`` reached a final state."""
+    return await wait_for_flow_run(client, flow_run_id, lambda run: run.run_count >= attempt and run.state.is_final(),
+                                   f"attempt {attempt} finished", timeout_s)
 
 
 @pytest.mark.server
@@ -272,20 +279,6 @@ async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop,
 # ---- a long wait for a person: suspend, and resume on another worker ----
 
 
-async def _state_of(client, flow_run_id):
-    return (await client.read_flow_run(flow_run_id)).state
-
-
-async def _wait_for(client, flow_run_id, predicate, what: str, timeout_s: float = 120):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        state = await _state_of(client, flow_run_id)
-        if state is not None and predicate(state):
-            return state
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"flow run {flow_run_id} did not become {what} within {timeout_s} s: {state}")
-
-
 @pytest.mark.server
 @pytest.mark.slow
 @pytest.mark.timeout(300)
@@ -314,8 +307,9 @@ async def test_a_suspended_run_resumes_on_another_worker_with_the_answer(flow_en
             flow_run_id = said.split("UUID:")[1].split()[0].strip()
 
             async with PrefectClient(api_url) as client:
-                suspended = await _wait_for(client, flow_run_id, lambda s: s.is_paused(), "suspended")
-                assert suspended.name == "Suspended"
+                suspended = await wait_for_flow_run(client, flow_run_id, lambda run: run.state.is_paused(), "suspended",
+                                                    120)
+                assert suspended.state.name == "Suspended"
                 assert (sessions / "waiting" / f"{flow_run_id}.json").is_file()
                 # The suspended run let go of its session key (and closed its browser) as it exited.
                 for _ in range(120):
@@ -332,10 +326,9 @@ async def test_a_suspended_run_resumes_on_another_worker_with_the_answer(flow_en
                     answered = await http.post(f"{api_url}/flow_runs/{flow_run_id}/resume",
                                                json={"run_input": {"answer": code}})
                 assert answered.json()["status"] == "ACCEPT", answered.text
-                final = await _wait_for(client, flow_run_id, lambda s: s.is_final(), "final")
-                run = await client.read_flow_run(flow_run_id)
+                run = await wait_for_flow_run(client, flow_run_id, lambda run: run.state.is_final(), "final state", 120)
 
-    assert final.is_completed(), final.message
+    assert run.state.is_completed(), run.state.message
     assert "suspended" in "".join(run.empirical_policy.pause_keys)
     assert flow_run_id in processes.log("worker-b")
     assert not (sessions / "waiting" / f"{flow_run_id}.json").exists()  # removed once resumed
