@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agent_helpers import SHOP_PASSWORD, USERS, ListingOutput, listing_task
 from pydantic import SecretStr
 
@@ -15,9 +14,9 @@ from webtask_core import Agent, WorkerStatus
 from webtask_core.errors import ActionError
 from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer
 from webtask_core.secrets import SecretValue
+from webtask_core.task_context import TaskSnapshot
 from webtask_core.testing import FakeLLM, MarketplaceListingPolicy
 from webtask_core.testing.marketplace import Marketplace
-from webtask_core.task_context import TaskSnapshot
 from webtask_core.worker import Worker, WorkerOptions
 
 
