@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import httpx
+
 __all__ = ["DEMO_APPROVAL_PRICE", "DEMO_APPROVAL_RULE", "DemoReviewer", "PersonAnswer"]
 
 DEMO_APPROVAL_PRICE = Decimal("500")
@@ -57,9 +59,15 @@ class DemoReviewer:
         pause = (str(run.id), keyset["response"])
         if pause in self._seen:
             return
+        try:
+            schema = json.loads(await client.read_flow_run_input(run.id, keyset["schema"]))
+            description = json.loads(await client.read_flow_run_input(run.id, keyset["description"]))
+        except httpx.HTTPStatusError as error:
+            # Prefect saves the form just after the run turns Paused: look again at the next poll.
+            if error.response.status_code == 404:
+                return
+            raise
         self._seen.add(pause)
-        description = json.loads(await client.read_flow_run_input(run.id, keyset["description"]))
-        schema = json.loads(await client.read_flow_run_input(run.id, keyset["schema"]))
         question = _question(description)
         self.console.print(f"[magenta]{run.name} waits for a person:[/magenta] {question}", soft_wrap=True)
         if "decision" not in schema.get("properties", {}):
