@@ -248,4 +248,4 @@ async def test_a_worker_offers_its_tools_in_every_task():
         second = worker.start("another", output_schema={"type": "object", "properties": {"x": {"type": "string"}}})
     assert first.tools.get("lookup_price") is lookup_price
     assert second.tools.names[-2:] == ["ask_human", "lookup_price"]
-    assert Worker(llm, lambda: None).start("plain").tools.names[-1] == "abort"  # type: ignore[arg-type, return-value]
+    assert Worker(llm, lambda: None).start("plain").tools.names[-1] == "ask_human"  # type: ignore[arg-type, return-value]
