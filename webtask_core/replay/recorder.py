@@ -95,6 +95,8 @@ class Recorder:
                 commit_view, commit_element = current, self._same_in(view, current, call)
             action, problem = self._action(call, element, view)
             actions.append(action.model_copy(update={"commit": commit}))
+            if call.name == "ask_human":  # a person's answer is never replayed from a recording
+                problem = "the step asks a person (ask_human); a replay never reuses a recorded answer"
             if problem:
                 problems.append(problem)
         if actions:
