@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from webtask_core.replay.commit import capture_commit, is_commit
+from webtask_core.replay.folding import Normaliser, decide_marks, label_words
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
-from webtask_core.replay.signature import Normaliser, PageSignature, PageView, decide_marks
-from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, label_words, template_value
+from webtask_core.replay.signature import PageSignature, PageView
+from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, template_value
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
