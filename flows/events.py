@@ -44,7 +44,7 @@ __all__ = [
     "emit_handover_event",
 ]
 
-TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "crashed"]
+TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "crashed", "waiting"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
@@ -53,6 +53,7 @@ TASK_EVENT_NAMES: dict[str, str] = {
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
     "crashed": "webtask.task.crashed",
+    "waiting": "webtask.task.waiting",  # not an outcome: the run waits for a person (webtask_flows.human)
 }
 
 # Long task descriptions and reasons are cut so an event stays far below Prefect's size limit.

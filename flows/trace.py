@@ -129,6 +129,10 @@ class RunTrace:
         try:
             if self.recorder is None or not self.recorder.parts:
                 return
+            from prefect.exceptions import PrefectSignal
+
+            if isinstance(exc, PrefectSignal):  # a pause or suspension (a person's answer), not a failure
+                exc = None
             if exc is not None and self._keep_reason is None:
                 self._keep_reason = f"the run failed ({exc_type.__name__ if exc_type else 'error'})"
             if self.settings.mode == "on" and self._keep_reason is None:

@@ -97,8 +97,8 @@ def test_every_shipped_automation_is_valid():
     names = {definition["name"] for definition in definitions}
     assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
                      "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs",
-                     "webtask-script-repaired", "webtask-script-handover", "webtask-batch-crashed",
-                     "webtask-crashed"}
+                     "webtask-script-repaired", "webtask-script-handover", "webtask-waiting",
+                     "webtask-batch-crashed", "webtask-crashed"}
     for definition in definitions:
         for action in definition["actions"]:
             action.pop("block", None)
@@ -108,6 +108,8 @@ def test_every_shipped_automation_is_valid():
 
 
 async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webhook):
+    from webtask_core.human import HumanRequest
+    from webtask_flows.human import emit_waiting_event
     from webtask_flows.listings.events import emit_batch_crashed, emit_batch_event
     from webtask_flows.listings.models import ListingResult
 
@@ -129,6 +131,9 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         emit_script_event("repaired", key="listing-task.shop.v1", revision=3, steps=9, task="Create a listing ...",
                           handovers=["step 5: the page lacks 1 it had (input text title title)"],
                           labels={**labels, "sku": "NIGHT-010"})
+        emit_waiting_event(HumanRequest(question="Enter the sign-in code", kind="code", why="a second factor",
+                                        url="https://shop.example/login/verify"),
+                           task="Create a listing ...", labels={**labels, "sku": "NIGHT-011"}, timeout_s=3600)
         emit_script_event("recorded", key="listing-task.shop.v1", revision=1, steps=8, task="Create a listing ...",
                           handovers=[], labels=labels)  # no alert for a first recording
         # A run of its own crashed (a name on two lines: the subject stays on one); a batch's listing
@@ -136,10 +141,10 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         emit_task_event("crashed", task="Refresh the prices", reason="No heartbeat for 90 s",
                         labels={"name": "price\nrefresh"})
         emit_task_event("crashed", task="Create a listing ...", reason="its batch crashed",
-                        labels={**labels, "sku": "NIGHT-013"})
+                        labels={**labels, "sku": "NIGHT-014"})
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="aborted", task="Create a listing ...",
                             handovers=[{"step": 9, "kind": "site", "reason": "no element like button \"publish\""}],
-                            labels={**labels, "sku": "NIGHT-011"})
+                            labels={**labels, "sku": "NIGHT-013"})
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="completed", task="Create a listing ...",
                             handovers=[{"step": 4, "kind": "item", "reason": "a list on the page now shows this item"}],
                             labels={**labels, "sku": "NIGHT-012"})  # completed: no alert
@@ -167,8 +172,10 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         "webtask listing error: listing NIGHT-009 (batch nightly-owl)": "the run ended Crashed",
         "webtask replay repaired: listing-task.shop.v1 (batch nightly-owl)":
             "- step 5: the page lacks 1 it had (input text title title)",
-        "webtask replay handed over, listing aborted: NIGHT-011 (batch nightly-owl)":
+        "webtask replay handed over, listing aborted: NIGHT-013 (batch nightly-owl)":
             '- step 9 (site): no element like button "publish"',
+        "webtask needs a person: listing NIGHT-011 (batch nightly-owl)":
+            "The agent asks: Enter the sign-in code",
         "webtask batch failed: 1 of 2 listing(s) (s3://listings/nightly/manifest.jsonl)":
             "- NIGHT-007: max_steps — out of steps",
         "webtask batch completed: 1 listing(s) (s3://listings/other/manifest.jsonl)": "1/1 done: 1 completed",
@@ -185,7 +192,7 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         (post,) = found
         assert line in post["body"], post["body"]
     assert not [p for p in webhook.posts if "recorded" in p["subject"] or "NIGHT-012" in p["subject"]
-                or "NIGHT-013" in p["subject"]]
+                or "NIGHT-014" in p["subject"]]
     assert "prefect flow-run retry 0b1c" in next(p for p in webhook.posts if "crashed: 2 of 3" in p["subject"])["body"]
     assert all("\n" not in post["subject"] for post in webhook.posts)  # one line, whatever the event held
     sku_post = next(p for p in webhook.posts if "NIGHT-007 (batch" in p["subject"])
