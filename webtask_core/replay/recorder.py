@@ -52,6 +52,9 @@ class Recorder:
                 return  # an element the observation does not know: this step cannot be recorded
             if literal_output:
                 needs_model = f"{call.name} reports a value read off the page, which a replay cannot know"
+            if call.input.get("to_element_id") is not None:
+                # Only element_id is fingerprinted: a second element (drag's target) would be a bare id.
+                needs_model = f"{call.name} names a second element by id, which a replay cannot recognise"
             actions.append(action)
         if actions:
             # What the model said, kept for reading a script: with placeholders, like its calls.
