@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -385,7 +386,7 @@ async def scroll_element(target: Target, direction: str, amount: float) -> str:
     return f"scrolled {what} {direction} {amount:g} of its heights; it now shows {shows} of its content"
 
 
-def checked_files(paths: list[str | Path]) -> list[Path]:
+def checked_files(paths: Sequence[str | Path]) -> list[Path]:
     """The paths as files; ConfigError when none is given or one is not a file."""
     if not paths:
         raise ConfigError("paths", "give at least one file to upload")
@@ -396,7 +397,7 @@ def checked_files(paths: list[str | Path]) -> list[Path]:
     return files
 
 
-async def set_files(target: Target, paths: list[str | Path], timeout_s: float) -> str:
+async def set_files(target: Target, paths: Sequence[str | Path], timeout_s: float) -> str:
     files = checked_files(paths)
     if target.info["type"] != "file":
         raise ActionError(f"{target.element_id} is not a file input; upload needs an element with type=\"file\"")

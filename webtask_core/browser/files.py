@@ -5,6 +5,7 @@ chooser when clicked is clicked, and the chooser answered.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
@@ -18,7 +19,12 @@ __all__ = ["upload"]
 
 # An empty file input of our own, never put into the page: Playwright sets the files on it from
 # their paths (any size, no copy through the protocol), and the drop takes them from there.
-_FILE_HOLDER = "() => { const input = document.createElement('input'); input.type = 'file'; input.multiple = true; return input; }"
+_FILE_HOLDER = """() => {
+  const input = document.createElement('input');
+  input.type = 'file';
+  input.multiple = true;
+  return input;
+}"""
 _CHOOSER_WAIT_S = 2.0  # how long a click may take to open the file chooser
 
 
@@ -27,7 +33,7 @@ def _attached(files: list[Path], how: str) -> str:
     return how.format(count=f"{len(files)} files" if len(files) > 1 else "1 file") + f": {names}"
 
 
-async def upload(target: Target, paths: list[str | Path], timeout_s: float) -> str:
+async def upload(target: Target, paths: Sequence[str | Path], timeout_s: float) -> str:
     """Give the files to the element: set them on a file input, drop them on a zone that takes a drop,
     else click it and answer the file chooser it opens; ActionError when it does none of these."""
     files = checked_files(paths)

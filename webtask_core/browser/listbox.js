@@ -11,7 +11,7 @@
 //             list left out) and whether it says its list is open
 ({mark, id, op, index, waitMs, want}) => {
   const KEY = Symbol.for('webtask.listbox');
-  const norm = (s) => (s || '').replace(/[\s\u200b-\u200d]+/g, ' ').trim();
+  const norm = (s) => (s || '').replace(/\u200b/g, '').replace(/\s+/g, ' ').trim();
   const parentOf = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
   const visible = (n) => n.checkVisibility({visibilityProperty: true, opacityProperty: true})
     && n.getClientRects().length > 0 && n.getBoundingClientRect().width > 0;

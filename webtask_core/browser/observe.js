@@ -204,10 +204,12 @@
       if (!text && !f.items.length && !hasSize(el)) return;  // empty and zero-size: nothing to see
       let controls = 0;
       for (const item of f.items) if (hasInteractive(item)) controls++;
-      if (view || (controls && f.items.length - controls >= 2)) {
-        children = f;  // a scroll box's content, or texts set apart around controls: each on its line
+      if (view) {
+        children = f;  // a scroll box's content: each on its line
       } else if (editable) {
         children = interactiveOnly(f);  // its text is its value
+      } else if (controls && f.items.length - controls >= 2) {
+        children = f;  // texts set apart around controls: each on its line
       } else {
         const melted = text ? '' : norm(textOf(f.items, []).join(' '));
         if (melted.length > MELT_MAX) {

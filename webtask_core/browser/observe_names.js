@@ -11,8 +11,8 @@
     search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button'};
 
   const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
-  // Zero-width spaces (editors keep the caret in them) are no text either.
-  const norm = (s) => s.replace(/[\s\u200b-\u200d]+/g, ' ').trim();
+  // Zero-width spaces (editors keep the caret in them, pages break long words with them) are no text.
+  const norm = (s) => (s.indexOf('\u200b') === -1 ? s : s.replace(/\u200b/g, '')).replace(/\s+/g, ' ').trim();
 
   // Does an inline element's own margin or padding set it apart from the text before or after it?
   // (Reading computed styles is the costly part of a pass: two reads, and only where text abuts.)
@@ -221,7 +221,7 @@
     const inline = (node, list) => {
       let out = '';
       for (let n = node.firstChild; n; n = n.nextSibling) {
-        if (n.nodeType === 3) { out += n.data.replace(/[\s\u200b-\u200d]+/g, ' '); continue; }
+        if (n.nodeType === 3) { out += n.data.replace(/\u200b/g, '').replace(/\s+/g, ' '); continue; }
         if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
         const t = n.tagName;
         if (t === 'BR') { out += '\n'; continue; }
@@ -261,18 +261,21 @@
 
   // A <select>, <textarea> or text input that a widget library hid from sight to keep it for the form
   // (Tom Select's 1px clipped select, Choices.js's transparent one under its widget, Tagify's input
-  // scaled to nothing): taken out of the tab order or [hidden], and too small to see or transparent
-  // and passing the mouse through. The model acts on the library's widget instead. A transparent
-  // select that takes the clicks (Pikaday's month picker) is the control itself and stays.
+  // scaled to nothing): taken out of the tab order or [hidden], and too small to see (an sr-only box
+  // is 1px and its border), clipped away, or transparent and passing the mouse through. The model
+  // acts on the library's widget instead. A transparent select that takes the clicks (Pikaday's month
+  // picker) is the control itself and stays.
+  const SIGHT_MIN = 4;  // px
   const KEPT_TYPES = new Set(['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image']);
   function replacedOriginal(el, tag, style) {
     if (el.getAttribute('tabindex') !== '-1' && !el.hasAttribute('hidden')) return false;
     if (tag === 'INPUT' ? KEPT_TYPES.has(el.type) : tag !== 'SELECT' && tag !== 'TEXTAREA') return false;
-    if (el.offsetWidth <= 1 || el.offsetHeight <= 1) return true;
+    if (el.offsetWidth < SIGHT_MIN || el.offsetHeight < SIGHT_MIN) return true;
     const s = style || getComputedStyle(el);
-    if (s.opacity === '0' && s.pointerEvents === 'none') return true;
-    const r = el.getBoundingClientRect();
-    return r.width <= 1 || r.height <= 1;
+    if ((s.opacity === '0' && s.pointerEvents === 'none') || s.clip === 'rect(0px, 0px, 0px, 0px)'
+      || s.clipPath.startsWith('inset(50%')) return true;
+    const r = el.getBoundingClientRect();  // a transform can shrink it to nothing (Tagify)
+    return r.width < SIGHT_MIN || r.height < SIGHT_MIN;
   }
   // The form control a widget stands in for: the hidden <textarea>/<input>/<select> just before the
   // widget's outer box (TinyMCE, CKEditor and Trix put their editor right after the original).
