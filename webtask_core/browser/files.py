@@ -39,6 +39,9 @@ async def upload(target: Target, paths: Sequence[str | Path], timeout_s: float) 
     files = checked_files(paths)
     if target.info["type"] == "file":
         return await actions.set_files(target, files, timeout_s)
+    if target.info["editable"] or target.info["checkable"] or target.info["options"] is not None:
+        raise ActionError(f"{target.element_id} is not a file input (it takes text or a choice); upload to a file "
+                          "input, a drop zone, or an element that opens the file chooser")
     target.require_enabled()
     if await _drop(target, files):
         return _attached(files, f"dropped {{count}} onto {target.element_id}")
