@@ -118,11 +118,11 @@
 
   // Editor toolbars that show a toggle's state by a class only (Quill, Trix, CKEditor, TinyMCE's skin).
   const PRESSED_CLASS = /(?:^|\s)(?:ql-active|trix-active|tox-tbtn--enabled|ck-on|cke_button_on|is-active)(?:\s|$)/;
-  function pushAria(a, el, tag) {
+  function pushAria(a, el, tag, role) {
     for (const key of ['aria-expanded', 'aria-checked', 'aria-selected', 'aria-pressed']) {
       const v = el.getAttribute(key);
       if (v !== null) a.push(key, v);
-      else if (key === 'aria-pressed' && (tag === 'BUTTON' || el.getAttribute('role') === 'button')
+      else if (key === 'aria-pressed' && (tag === 'BUTTON' || role === 'button')
         && typeof el.className === 'string' && PRESSED_CLASS.test(el.className)) a.push(key, 'true');
     }
     for (const key of ['aria-current', 'aria-invalid']) {
@@ -182,7 +182,7 @@
     if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') {
       a.push('aria-expanded', el.parentElement.open ? 'true' : 'false');
     }
-    pushAria(a, el, tag);
+    pushAria(a, el, tag, role);
     // :disabled also covers controls inside a disabled <fieldset>, which have .disabled === false.
     if ((FORM_CONTROLS.has(source.tagName) && source.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') {
       a.push('disabled', true);
@@ -309,7 +309,8 @@
 
   // ---- Tables of inputs: a control in a cell is named by its column's header (and its row's) ----
 
-  const columnHeaders = new Map();  // table -> header text per column
+  const columnHeaders = new Map();  // table -> header text per column ([] when it has none)
+  const rowHeaders = new Map();  // row -> the text of its <th> ('' when none)
   function headersOf(table) {
     let names = columnHeaders.get(table);
     if (names !== undefined) return names;
@@ -325,23 +326,41 @@
     columnHeaders.set(table, names);
     return names;
   }
-  function cellHeader(el) {
-    const cell = el.closest('td, th');
-    const row = cell && cell.parentElement;
-    if (!row || row.tagName !== 'TR') return '';
-    const table = row.closest('table');
-    if (!table) return '';
-    const names = headersOf(table);
-    let column = 0, rowName = '';
-    for (const c of row.cells) {
-      if (c === cell) break;
-      column += c.colSpan;
+  function rowHeaderOf(row) {
+    let name = rowHeaders.get(row);
+    if (name === undefined) {
+      name = '';
+      const cells = row.cells;
+      for (let i = 0; i < cells.length; i++) if (cells[i].tagName === 'TH') { name = clip(norm(cells[i].textContent), VALUE_MAX); break; }
+      rowHeaders.set(row, name);
     }
-    if (row.parentElement !== table.tHead) {
-      for (const c of row.cells) if (c !== cell && c.tagName === 'TH') { rowName = clip(norm(c.textContent), VALUE_MAX); break; }
+    return name;
+  }
+  // A parent walk and the cell's index, not closest() and a scan of the row: a table of inputs has
+  // thousands of them on an admin page.
+  function cellHeader(el) {
+    let cell = el.parentElement;
+    for (let depth = 0; cell !== null && depth < 4; depth++) {
+      const t = cell.tagName;
+      if (t === 'TD' || t === 'TH') break;
+      if (t === 'TR' || t === 'TABLE' || t === 'BODY') return '';
+      cell = cell.parentElement;
+    }
+    if (cell === null || (cell.tagName !== 'TD' && cell.tagName !== 'TH')) return '';
+    const row = cell.parentElement;
+    if (row === null || row.tagName !== 'TR') return '';
+    const section = row.parentElement;
+    const table = section === null ? null : section.tagName === 'TABLE' ? section : section.parentElement;
+    if (table === null || table.tagName !== 'TABLE') return '';
+    const names = headersOf(table);
+    let column = cell.cellIndex;
+    if (names.length) {
+      const cells = row.cells;
+      for (let i = column - 1; i >= 0; i--) column += cells[i].colSpan - 1;
     }
     const name = names[column] || '';
-    return rowName && name ? name + ', ' + rowName : name || rowName;
+    const rowName = section === table.tHead ? '' : rowHeaderOf(row);
+    return rowName && name && rowName !== name ? name + ', ' + rowName : name || rowName;
   }
 
   function isScrollable(el, tag, overflow) {
