@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
-from widget_helpers import Seen, act, call, finish, give_up, run_task
+from widget_helpers import Seen, act, call, filling, finish, give_up, run_task, scripted
 
 from webtask_core import WorkerStatus
 from webtask_core.testing import Reply
@@ -23,10 +23,8 @@ def completed(result: Any) -> None:
 # ---- drag to reorder (SortableJS) ------------------------------------------------------------------
 
 
-def cover_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
+@scripted
+def cover_policy(seen: Seen) -> Reply:
     if "Saved: sole.jpg" in seen.tree:
         return finish("sole.jpg is the cover")
     items = [element for element in seen.elements if element.has("draggable")]
@@ -57,10 +55,8 @@ def png(path: Path, colour: str) -> Path:
     return path
 
 
-def upload_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
+@scripted
+def upload_policy(seen: Seen) -> Reply:
     if "Chosen: receipt.pdf" in seen.tree:
         return finish("photos and receipt added")
     if any(result.tool_name == "upload" for result in seen.results):  # the photos are in: the receipt next
@@ -90,10 +86,8 @@ async def test_files_are_dropped_on_a_zone_and_chosen_in_a_file_chooser(browser_
 # ---- rich text in an iframe (TinyMCE) ------------------------------------------------------------
 
 
-def description_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
+@scripted
+def description_policy(seen: Seen) -> Reply:
     editor = seen.find("Description", contenteditable="")
     bold = seen.find("Bold", aria_pressed="")
     if editor is None or bold is None:
@@ -130,9 +124,9 @@ class SelectPolicy:
         self.wanted = [name for value in choices.values() for name in ([value] if isinstance(value, str) else value)]
 
     def __call__(self, request: dict[str, Any]) -> Reply:
-        seen = Seen(request)
-        if failure := seen.failure():
-            return give_up(failure)
+        return scripted(self.decide)(request)
+
+    def decide(self, seen: Seen) -> Reply:
         if self.pending:
             field, wanted = self.pending.pop(0)
             widget = seen.find(field, role="combobox") or seen.find(field, role="listbox") or seen.find(field)
@@ -166,17 +160,10 @@ async def test_choices_single_and_multiple(browser_session, widget_site):
 # ---- sliders (noUiSlider) ----------------------------------------------------------------------------
 
 
-def price_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
-    price = seen.find("Asking price", role="slider")
-    weight = seen.after("Shipping weight (kg)", role="slider")
-    if price is None or weight is None:
-        return give_up("no sliders for the price and the weight")
-    if price.attributes.get("value") == "$45" and weight.attributes.get("value") == "2.50":
-        return finish("price and weight set")
-    return act(call("fill", element_id=price.id, text="45"), call("fill", element_id=weight.id, text="2.5"))
+# A person types the number; the slider shows it in its own format.
+price_policy = filling(lambda seen: [(seen.find("Asking price", role="slider"), "45", "$45"),
+                                     (seen.after("Shipping weight (kg)", role="slider"), "2.5", "2.50")],
+                       "sliders for the price and the weight")
 
 
 async def test_sliders_are_set_to_a_value(browser_session, widget_site):
@@ -190,10 +177,8 @@ async def test_sliders_are_set_to_a_value(browser_session, widget_site):
 # ---- shadow-DOM controls (Shoelace) -------------------------------------------------------------------
 
 
-def options_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
+@scripted
+def options_policy(seen: Seen) -> Reply:
     offers, shipping = seen.find("Accept offers", type="checkbox"), seen.find("Free shipping", type="checkbox")
     if offers is None or shipping is None:
         return give_up("no checkboxes named Accept offers and Free shipping")
@@ -212,16 +197,9 @@ async def test_shadow_dom_checkboxes_by_their_slotted_labels(browser_session, wi
 # ---- a table of inputs (django-oscar's stock records) --------------------------------------------------
 
 
-def stock_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
-    stock, price = seen.find("Num in stock, Leather Loft"), seen.find("Price (excl. tax), Leather Loft")
-    if stock is None or price is None:
-        return give_up("no stock and price fields for Leather Loft")
-    if stock.attributes.get("value") == "7" and price.attributes.get("value") == "119.00":
-        return finish("stock record updated")
-    return act(call("fill", element_id=stock.id, text="7"), call("fill", element_id=price.id, text="119.00"))
+stock_policy = filling(lambda seen: [(seen.find("Num in stock, Leather Loft"), "7", "7"),
+                                     (seen.find("Price (excl. tax), Leather Loft"), "119.00", "119.00")],
+                       "stock and price fields for Leather Loft")
 
 
 async def test_inputs_in_a_table_by_their_headers(browser_session, widget_site):
@@ -236,10 +214,8 @@ async def test_inputs_in_a_table_by_their_headers(browser_session, widget_site):
 # ---- a date picker (Pikaday) ------------------------------------------------------------------------
 
 
-def date_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
+@scripted
+def date_policy(seen: Seen) -> Reply:
     # Pikaday names the field "Use the arrow keys to pick a date" while its calendar is open.
     field = seen.find("Available from") or seen.find(name="available")
     if field is None:
@@ -265,10 +241,8 @@ async def test_a_date_is_picked_in_the_calendar(browser_session, widget_site):
 # ---- a tag input (Tagify) --------------------------------------------------------------------------
 
 
-def tags_policy(request: dict[str, Any]) -> Reply:
-    seen = Seen(request)
-    if failure := seen.failure():
-        return give_up(failure)
+@scripted
+def tags_policy(seen: Seen) -> Reply:
     field = seen.find("Tags")
     if field is None:
         return give_up("no Tags field")

@@ -53,6 +53,34 @@ class Seen:
         return None
 
 
+def scripted(decide: Callable[[Seen], Reply]) -> Policy:
+    """A policy from what it decides on the page it sees; a failed tool call ends the task (abort with
+    the tool's message), so a test fails saying what went wrong."""
+
+    def policy(request: dict[str, Any]) -> Reply:
+        seen = Seen(request)
+        failure = seen.failure()
+        return give_up(failure) if failure else decide(seen)
+
+    return policy
+
+
+def filling(fields: Callable[[Seen], list[tuple[TreeElement | None, str, str]]], what: str) -> Policy:
+    """Fill each (element, text to type, the value it shows then) found on the page; done when every
+    one shows its value."""
+
+    def decide(seen: Seen) -> Reply:
+        wanted = fields(seen)
+        found = [(element, text, shown) for element, text, shown in wanted if element is not None]
+        if len(found) < len(wanted):
+            return give_up(f"no {what}")
+        if all(element.attributes.get("value") == shown for element, _, shown in found):
+            return finish(f"{what}: done")
+        return act(*(call("fill", element_id=element.id, text=text) for element, text, _ in found))
+
+    return scripted(decide)
+
+
 def act(*uses: ToolUse) -> Reply:
     return Reply(text="", tool_uses=list(uses))
 
