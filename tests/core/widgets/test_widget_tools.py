@@ -29,8 +29,8 @@ def named(observation: Observation, text: str, **attributes: str) -> str:
 
 async def test_select_option_on_a_widget_fails_when_it_cannot_choose(browser_session, widget_site):
     observation = await open_page(browser_session, widget_site, "category.html")
-    # Tom Select's originals are left out; the native select beside them stays.
-    assert [e.name for e in observation.elements.values() if e.tag == "select"] == ["shipping"]
+    # Tom Select's originals are left out; the native selects beside them stay.
+    assert [e.name for e in observation.elements.values() if e.tag == "select"] == ["shipping", "sizes"]
     category, colours = named(observation, "Category"), named(observation, "Colours")
     with pytest.raises(ActionError, match=r'has no option "Purses"; the options it shows: "Shoes", "Bags", '
                                           r'"Small bags", "Belts"'):
@@ -57,6 +57,16 @@ async def test_a_native_select_the_page_puts_back_is_an_error(browser_session, w
     assert "Express shipping is not available yet." in (await browser_session.observe()).tree
 
 
+async def test_a_native_multiple_select_adds_what_is_chosen(browser_session, widget_site):
+    observation = await open_page(browser_session, widget_site, "category.html")
+    sizes = next(e.id for e in observation.elements.values() if e.name == "sizes")
+    assert await browser_session.select_option(sizes, "9") == f'selected "9" in {sizes}; it holds "9"'
+    assert await browser_session.select_option(sizes, ["11", "10"]) == (
+        f'selected "11", "10" in {sizes}; it holds "9", "10", "11"')
+    assert await browser_session.page.evaluate("new FormData(document.querySelector('form')).getAll('sizes')") == [
+        "9", "10", "11"]
+
+
 async def test_drag_needs_a_target_or_an_offset(browser_session, widget_site):
     observation = await open_page(browser_session, widget_site, "photos.html")
     first, last = named(observation, "front.jpg"), named(observation, "sole.jpg")
@@ -67,6 +77,15 @@ async def test_drag_needs_a_target_or_an_offset(browser_session, widget_site):
     message = await browser_session.drag(first, offset_y=200)  # dropped below the list: SortableJS keeps it
     assert message.startswith(f"dragged {first} by 0, 200 px; it ") and "is where it was" in message
     assert await browser_session.page.evaluate("sortable.toArray()") == ["front.jpg", "side.jpg", "sole.jpg"]
+
+
+async def test_drag_reorders_a_list_that_follows_the_mouse_itself(browser_session, widget_site):
+    # SortableJS's fallback mode: no HTML5 drag and drop, only mouse events along the way.
+    observation = await open_page(browser_session, widget_site, "photos.html")
+    size, material = named(observation, "Size"), named(observation, "Material")
+    message = await browser_session.drag(material, to_element_id=size)
+    assert message.startswith(f"dragged {material} onto {size}; it moved by 0, -")
+    assert await browser_session.page.evaluate("details.toArray()") == ["material", "size", "colour"]
 
 
 async def test_upload_to_an_element_that_takes_no_files(browser_session, widget_site, tmp_path: Path):
