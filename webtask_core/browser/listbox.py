@@ -44,7 +44,7 @@ def _match(options: list[dict[str, Any]], wanted: str) -> int | None:
 
 def _listed(options: list[dict[str, Any]]) -> str:
     shown = ", ".join(quote_for_model(option["text"], 40) for option in options[:8])
-    return shown + (f" … ({len(options)} in all)" if len(options) > 8 else "") if shown else "none"
+    return shown + (f" … ({len(options)} in all)" if len(options) > 8 else "")
 
 
 class _Widget:
@@ -103,6 +103,11 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
             index = _match(listed["options"], label)
         if index is None:
             await _close(widget, target, force=typed)
+            if not first["options"]:
+                raise ActionError(
+                    f"{element_id} has no option {quote_for_model(label)}; the options it shows: none (clicking it "
+                    "showed no list of options; if it opened a menu, click the item you want instead)"
+                )
             raise ActionError(
                 f"{element_id} has no option {quote_for_model(label)}; the options it shows: {_listed(first['options'])}"
             )
