@@ -37,6 +37,7 @@ __all__ = [
     "ReplaySpec",
     "get_script_store",
     "emit_script_event",
+    "emit_handover_event",
 ]
 
 _WHERE = {
@@ -64,12 +65,13 @@ _WHERE = {
     "ReplaySpec": "webtask_flows.replay_scripts",
     "get_script_store": "webtask_flows.replay_scripts",
     "emit_script_event": "webtask_flows.events",
+    "emit_handover_event": "webtask_flows.events",
 }
 
 if TYPE_CHECKING:
     from webtask_core.browser.runtime import SharedBrowser
     from webtask_flows.automations import create_automation_from_file
-    from webtask_flows.events import TASK_EVENT_NAMES, emit_script_event, emit_task_event
+    from webtask_flows.events import TASK_EVENT_NAMES, emit_handover_event, emit_script_event, emit_task_event
     from webtask_flows.replay_scripts import ReplaySpec, get_script_store
     from webtask_flows.resources import downloaded_resources, fetch_resources, resource_folder, resource_problems
     from webtask_flows.run_flow import run_webtask

@@ -188,6 +188,9 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
         lines.append(f"| Replay | {result.replay}: {result.replayed_steps} step(s) replayed without the model "
                      f"(script {_code(result.replay_key)}) |")
         lines += [f"| Model took over | {_one_line(reason)} |" for reason in result.replay_handovers[:3]]
+        if result.replay_handovers and not result.ok:
+            lines.append(f"| After the handover | the model ended the task {result.status.value}: "
+                         f"{_one_line(result.feedback)} |")
     if result.session_key:
         lines.append(f"| Session key | {_code(result.session_key)} |")
     if result.final_url:

@@ -37,6 +37,7 @@ __all__ = [
     "clip_text",
     "current_flow_run",
     "emit_script_event",
+    "emit_handover_event",
 ]
 
 TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
@@ -150,6 +151,33 @@ def emit_task_event(
             payload[key] = value
     payload.update(extra or {})
     return emit_event(event=name, resource=resource, related=_related(run_id, run_name, labels), payload=payload)
+
+
+def emit_handover_event(
+    *, key: str, revision: int, handovers: list[dict[str, Any]], outcome: str, task: str,
+    labels: Mapping[str, str] | None = None,
+) -> Any:
+    """``webtask.script.handover`` for the current flow run: replay of ``key`` (at ``revision``)
+    handed over to the model (``handovers``: each ``step``, ``kind`` and ``reason``), and the run then
+    ended ``outcome`` (completed, aborted, max_steps). The resource carries ``webtask.outcome`` so an
+    automation can alert only on handovers that ended without a listing (a site change the model
+    declined)."""
+    from prefect.events import emit_event
+
+    labels = {key_: str(value) for key_, value in (labels or {}).items() if value is not None}
+    run_id, run_name = current_flow_run()
+    if run_id is None:
+        raise ConfigError("flow_run_id", "not called inside a flow run")
+    resource = {"prefect.resource.id": f"webtask.script.{key}", "prefect.resource.name": f"replay script {key}",
+                "webtask.outcome": outcome}
+    first = handovers[0] if handovers else {}
+    payload = {**labels, "key": key, "revision": revision, "outcome": outcome, "flow_run_id": run_id,
+               "task": clip_text(task, 300), "step": first.get("step"), "kind": first.get("kind"),
+               "reason": clip_text(str(first.get("reason", "")), 500),
+               "handovers": [{**handover, "reason": clip_text(str(handover.get("reason", "")), 500)}
+                             for handover in handovers[:5]]}
+    return emit_event(event="webtask.script.handover", resource=resource,
+                      related=_related(run_id, run_name, labels), payload=payload)
 
 
 def emit_script_event(

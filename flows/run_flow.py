@@ -42,7 +42,7 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.events import emit_script_event, emit_task_event
+from webtask_flows.events import emit_handover_event, emit_script_event, emit_task_event
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
 from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
@@ -190,6 +190,11 @@ async def run_webtask(
 
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None)
+    handovers = task_run.replay_handover_details
+    if handovers and replay is not None and task_run.replayer is not None:
+        emit_handover_event(key=replay.key, revision=task_run.replayer.script.revision, outcome=result.status.value,
+                            handovers=[{"step": handover.step, "kind": handover.kind, "reason": scrub(handover.reason)}
+                                       for handover in handovers], task=task, labels=labels)
     if task_run.saved_script is not None and replay is not None:
         emit_script_event(task_run.replay_outcome, key=replay.key, revision=task_run.saved_script.revision,
                           steps=len(task_run.saved_script.steps), handovers=result.replay_handovers,

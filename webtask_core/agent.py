@@ -61,6 +61,7 @@ class AgentResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     replayed_steps: int = 0  # steps a replay script decided (no model call)
     replay: ReplayOutcome = "none"  # with do(replay=...): replayed, repaired, recorded, or none
+    replay_handovers: list[str] = Field(default_factory=list)  # where and why the model took over from replay
 
     @property
     def ok(self) -> bool:
@@ -271,6 +272,7 @@ class Agent:
             usage=session_record.usage,
             replayed_steps=run.replayed_steps,
             replay=run.replay_outcome,
+            replay_handovers=[run.worker.secrets.scrub(reason) for reason in run.replay_handovers],
         )
         self._finalised = True
 

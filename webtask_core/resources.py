@@ -124,3 +124,7 @@ class ResourceSet:
 
     def describe(self) -> list[str]:
         return [resource.describe() for resource in self._items.values()]
+
+    def file_names(self) -> list[str]:
+        """The files' own names (``front.jpg``): what a page shows once they are uploaded."""
+        return [resource.path.name for resource in self._items.values()]

@@ -79,6 +79,12 @@ class TaskContext:
         self.pairs: list[Message] = []  # after the task message; see the module docstring
         # The page the last step saw (what a replay recorder fingerprints its elements from).
         self.last_observation: Observation | None = None
+        # The elements of last_observation to mask in a picture, and whether a secret showed where
+        # none can be masked (see SecretValues.scrub_observation).
+        self.last_masks: tuple[list[str], bool] = ([], False)
+        # Told to the model at the next step it decides: an earlier attempt at it may have submitted
+        # before it failed (TaskRun), so the page is to be looked at before submitting again.
+        self.retry_note: str | None = None
         self._head_extra: list[Block] = []  # the collapsed first page, in a fresh conversation
         if previous_session is not None:
             self._continue_from(previous_session)

@@ -23,13 +23,19 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
+from webtask_core.progress import describe_call
 from webtask_core.record import Step, TaskRecord, WorkerStatus
+from webtask_core.replay.commit import is_commit
 from webtask_core.replay.recorder import Recorder
 from webtask_core.replay.replayer import Replayer
 
 if TYPE_CHECKING:
+    from webtask_core.browser import BrowserTab
+    from webtask_core.browser.models import Observation
     from webtask_core.browser.runtime import BrowserRuntime
+    from webtask_core.llm.types import ToolCall
     from webtask_core.replay import Replay, ReplayScript
+    from webtask_core.replay.replayer import Handover
     from webtask_core.task_context import TaskContext
     from webtask_core.worker import Worker
 
@@ -61,7 +67,7 @@ class TaskRun:
         self.replayer: Replayer | None = None  # set at start when the store holds a script
         self.recorder: Recorder | None = None
         if replay is not None and replay.record:
-            self.recorder = Recorder(replay.params, identifying=replay.identifying)
+            self.recorder = Recorder(replay.params, identifying=replay.identifying, files=ctx.resources.file_names())
         self.saved_script: ReplayScript | None = None  # what finish() saved
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
@@ -82,6 +88,11 @@ class TaskRun:
     @property
     def replay_handovers(self) -> list[str]:
         """Where and why the model took over from the script, each time it did."""
+        return [str(handover) for handover in self.replay_handover_details]
+
+    @property
+    def replay_handover_details(self) -> list[Handover]:
+        """The handovers with their kind (site, item, values, model, failed, unsure) and step."""
         return list(self.replayer.handovers) if self.replayer is not None else []
 
     @property
@@ -100,7 +111,8 @@ class TaskRun:
         if self.replay is not None and self.replayer is None:
             script = await asyncio.to_thread(self.replay.store.load, self.replay.key)
             if script is not None:
-                self.replayer = Replayer(script, self.replay.params, identifying=self.replay.identifying)
+                self.replayer = Replayer(script, self.replay.params, identifying=self.replay.identifying,
+                                         files=self.ctx.resources.file_names())
         await self.runtime.open(self.start_url)
         self._started = True
 
@@ -117,14 +129,22 @@ class TaskRun:
         if index is not None and index != ctx.next_index:
             raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
         replayer = checkpoint = None
+        watch: _CallWatch | None = None
         try:
             await self._prepare_tab()  # the first step also loads the script
             replayer = self.replayer
             checkpoint = replayer.checkpoint() if replayer is not None else None
-            step = await self.worker.step(ctx, director=replayer)
+            watch = _CallWatch(self.recorder)
+            step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
             if replayer is not None and checkpoint is not None:
-                replayer.restore(checkpoint)  # the retried step decides afresh
+                # The retry decides afresh; after a replayed submit that had started, the model looks first.
+                replayer.failed(checkpoint, error, started=watch.started if watch is not None else [])
+            if watch is not None and watch.committed is not None:
+                # The retry is decided afresh, by a model that never saw this attempt: tell it.
+                ctx.retry_note = (f"The last attempt at this step ran {watch.committed} and then failed ({error}); "
+                                  "it may have gone through already. Look at the page (and the list of items) "
+                                  "before submitting again.")
             if not isinstance(error, ModelTransientError):
                 self.page_failures += 1
             raise
@@ -164,14 +184,41 @@ class TaskRun:
         replay, recorder, replayer = self.replay, self.recorder, self.replayer
         if replay is None or recorder is None or record.status is not WorkerStatus.completed:
             return
-        if replayer is not None and not replayer.site_changed:
-            return  # replayed as it was, or the model handled what differs for this item only
         revision = replayer.script.revision + 1 if replayer is not None else 1
         # The recorder keeps placeholders, never values; scrubbing is the last check before storing.
         script = self.worker.secrets.scrub_model(recorder.script(replay.key, revision=revision, source=replay.source))
         if not script.steps:
             return
+        if replayer is not None and not replayer.site_changed and not _more_replayable(script, replayer.script):
+            return  # replayed as it was, or the model handled what differs for this item or these values
         await asyncio.to_thread(replay.store.save, script)
         self.saved_script = script
         logger.info("replay script %r %s (revision %d, %d step(s))", replay.key,
                     "repaired" if replayer is not None else "recorded", revision, len(script.steps))
+
+
+class _CallWatch:
+    """Notes which calls of a step started (a replayed submit that failed once it had started may have
+    gone through), and lets the recorder look at the page before a submit."""
+
+    def __init__(self, recorder: Recorder | None):
+        self.recorder = recorder
+        self.started: list[str] = []
+        self.committed: str | None = None  # the first call that started and may have submitted
+
+    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
+        self.started.append(call.id)
+        if self.committed is None and isinstance(call.input, dict):
+            element_id = call.input.get("element_id")
+            element = observation.elements.get(element_id) if isinstance(element_id, str) else None
+            # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
+            if is_commit(call.name, call.input, element) and not call.id.startswith("replay_"):
+                self.committed = describe_call(call.name, call.input)
+        if self.recorder is not None:
+            await self.recorder.before_call(call, observation, first, tab)
+
+
+def _more_replayable(new: ReplayScript, old: ReplayScript) -> bool:
+    """Whether this run's recording leaves fewer steps to the model than the script it replayed (the
+    old one could not bind a value this run's values tell apart): worth keeping as a repair."""
+    return (len(new.steps) - new.replayable_steps) < (len(old.steps) - old.replayable_steps)

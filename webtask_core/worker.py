@@ -34,9 +34,16 @@ if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
     from webtask_core.browser.models import Observation
 
-__all__ = ["Worker", "WorkerOptions", "SessionProvider", "Director"]
+__all__ = ["Worker", "WorkerOptions", "SessionProvider", "Director", "Watcher"]
 
 SessionProvider = Callable[[], "BrowserTab"]
+
+
+class Watcher(Protocol):
+    """Looks at the page between the calls of a step (replay's recorder, before a submit)."""
+
+    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
+        """Called just before ``call`` runs (``first``: no call of this step ran before it)."""
 
 
 class Director(Protocol):
@@ -48,8 +55,14 @@ class Director(Protocol):
     def take_note(self) -> str | None:
         """A line for the model at the next step it decides (why it decides it), or None."""
 
+    def wants_another_look(self) -> bool:
+        """After ``decide`` gave None: whether to let the page settle and decide once more (a page
+        still building looks like another page)."""
+
 
 NO_TOOL_CALL = "(no tool call)"
+# How long a director's second look waits for the page to settle (a widget still building).
+ANOTHER_LOOK_WAIT_S = 2.0
 
 
 class WorkerOptions(BaseModel):
@@ -136,19 +149,20 @@ class Worker:
             tools=self.tools,
         )
 
-    async def step(self, ctx: TaskContext, *, director: Director | None = None) -> Step:
+    async def step(self, ctx: TaskContext, *, director: Director | None = None,
+                   watcher: Watcher | None = None) -> Step:
         """Observe, one model call, act, record. Raises TransientError with the context untouched.
 
         An exception leaving the step never shows a secret value (Playwright may quote typed text)."""
         try:
-            return await self._step(ctx, director)
+            return await self._step(ctx, director, watcher)
         except BaseException as error:
             redacted = self.secrets.redact_exception(error)
             if redacted is error:
                 raise
         raise redacted  # outside the except block, so the original is not chained as its context
 
-    async def _step(self, ctx: TaskContext, director: Director | None = None) -> Step:
+    async def _step(self, ctx: TaskContext, director: Director | None = None, watcher: Watcher | None = None) -> Step:
         if ctx.status is not None:  # ctx.finished, in a form the type checker follows
             raise RuntimeError(f"the task is already finished ({ctx.status.value})")
         started = time.perf_counter()
@@ -157,9 +171,14 @@ class Worker:
         self.report(ctx, Phase.observing)
 
         observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
-        ctx.last_observation = observation
+        ctx.last_observation, ctx.last_masks = observation, (mask_ids, unmaskable)
         # A scripted step (replay) needs neither the model nor a picture for it.
         scripted = director.decide(observation) if director is not None else None
+        if scripted is None and director is not None and director.wants_another_look():
+            await tab.wait_for_change(ANOTHER_LOOK_WAIT_S)  # until it changes and settles (bounded)
+            observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+            ctx.last_observation, ctx.last_masks = observation, (mask_ids, unmaskable)
+            scripted = director.decide(observation)
         # A blank tab (every fresh task's first step) shows nothing a picture could add.
         blank = observation.url == "about:blank" and not observation.elements
         withhold = unmaskable or blank or scripted is not None
@@ -189,7 +208,9 @@ class Worker:
             reply = scripted
         else:
             shot_b64 = base64.b64encode(shot).decode("ascii") if shot is not None else None
-            note = director.take_note() if director is not None else None
+            notes = [director.take_note() if director is not None else None, ctx.retry_note]
+            ctx.retry_note = None
+            note = "\n".join(note for note in notes if note) or None
             page = ctx.page_blocks(observation, step=index, history=history, screenshot_b64=shot_b64, note=note)
             # The last line of defence before a request leaves: every text and tool input scrubbed.
             messages = self.secrets.scrub_messages(ctx.messages_for(page))
@@ -213,8 +234,14 @@ class Worker:
         def acting(call: ToolCall) -> None:
             self.report(ctx, Phase.acting, describe_call(call.name, call.input), answered=reply.usage)
 
+        before_call = None
+        if watcher is not None:
+            async def before_call(call: ToolCall, first: bool) -> None:
+                await watcher.before_call(call, observation, first, tab)
+
         try:
-            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting)
+            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting,
+                                                 before_call=before_call)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
             thumbnail.cancel()
@@ -269,7 +296,12 @@ class Worker:
         if not capture:
             return self.secrets.scrub_model(ctx.to_session(final_url=ctx.current_url))
         tab = self.tab
-        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        if self._page_unchanged(ctx, tab):  # the last step only reported: its look is the final page
+            observation = ctx.last_observation
+            mask_ids, unmaskable = ctx.last_masks
+        else:
+            observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        assert observation is not None
         shot = await self._screenshot(tab, marks=False, mask_ids=mask_ids, withhold=unmaskable)
         record = ctx.to_session(
             final_url=observation.url,
@@ -278,6 +310,18 @@ class Worker:
         )
         # Everything in it was scrubbed on the way in; this is the last check before it is stored.
         return self.secrets.scrub_model(record)
+
+    @staticmethod
+    def _page_unchanged(ctx: TaskContext, tab: BrowserTab) -> bool:
+        """Whether the page is still the one the last step looked at: its calls did not drive the
+        browser (set_output, complete, abort) and the tab is where it was."""
+        if ctx.last_observation is None or not ctx.steps or tab.url != ctx.last_observation.url:
+            return False
+        for call in ctx.steps[-1].tool_calls:
+            tool = ctx.tools.get(call.name)
+            if tool is None or tool.uses_browser:
+                return False
+        return bool(ctx.steps[-1].tool_calls)
 
     async def do(
         self,

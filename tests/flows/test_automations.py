@@ -16,7 +16,7 @@ from prefect import flow
 
 from webtask_core.errors import ConfigError
 from webtask_flows.automations import create_automation_from_file, create_webhook_block, main
-from webtask_flows.events import emit_script_event, emit_task_event
+from webtask_flows.events import emit_handover_event, emit_script_event, emit_task_event
 
 AUTOMATION_FILE = Path(__file__).parents[2] / "deployments" / "automations" / "webtask-aborted.yaml"
 
@@ -97,7 +97,7 @@ def test_every_shipped_automation_is_valid():
     names = {definition["name"] for definition in definitions}
     assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
                      "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs",
-                     "webtask-script-repaired"}
+                     "webtask-script-repaired", "webtask-script-handover"}
     for definition in definitions:
         for action in definition["actions"]:
             action.pop("block", None)
@@ -130,6 +130,12 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
                           labels={**labels, "sku": "NIGHT-010"})
         emit_script_event("recorded", key="listing-task.shop.v1", revision=1, steps=8, task="Create a listing ...",
                           handovers=[], labels=labels)  # no alert for a first recording
+        emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="aborted", task="Create a listing ...",
+                            handovers=[{"step": 9, "kind": "site", "reason": "no element like button \"publish\""}],
+                            labels={**labels, "sku": "NIGHT-011"})
+        emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="completed", task="Create a listing ...",
+                            handovers=[{"step": 4, "kind": "item", "reason": "a list on the page now shows this item"}],
+                            labels={**labels, "sku": "NIGHT-012"})  # completed: no alert
 
     @flow(flow_run_name="nightly-owl")
     async def batch_flow() -> None:
@@ -147,6 +153,8 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         "webtask listing error: listing NIGHT-009 (batch nightly-owl)": "the run ended Crashed",
         "webtask replay repaired: listing-task.shop.v1 (batch nightly-owl)":
             "- step 5: the page lacks 1 it had (input text title title)",
+        "webtask replay handed over, listing aborted: NIGHT-011 (batch nightly-owl)":
+            '- step 9 (site): no element like button "publish"',
         "webtask batch failed: 1 of 2 listing(s) (s3://listings/nightly/manifest.jsonl)":
             "- NIGHT-007: max_steps — out of steps",
         "webtask batch completed: 1 listing(s) (s3://listings/other/manifest.jsonl)": "1/1 done: 1 completed",
@@ -154,6 +162,6 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
     for subject, line in expected.items():
         (post,) = await webhook.wait_for(lambda p, subject=subject: p["subject"] == subject)
         assert line in post["body"], post["body"]
-    assert not [p for p in webhook.posts if "recorded" in p["subject"]]
+    assert not [p for p in webhook.posts if "recorded" in p["subject"] or "NIGHT-012" in p["subject"]]
     sku_post = next(p for p in webhook.posts if "NIGHT-007 (batch" in p["subject"])
     assert "SKU: NIGHT-007" in sku_post["body"] and "Batch: nightly-owl (0b1c)" in sku_post["body"]

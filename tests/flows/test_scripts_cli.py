@@ -13,7 +13,7 @@ from webtask_flows.listings.cli import app
 
 
 def a_script(key: str) -> ReplayScript:
-    page = PageSignature(url="/listings/new", title="new listing", kinds=("input text title",), keyed=False)
+    page = PageSignature(url="/listings/new", title="new listing", controls=("input text title",), keyed=False)
     field = ElementFingerprint(tag="input", type="text", name="title", text="title")
     return ReplayScript(key=key, revision=2, params=["title"], source="flow run 123", steps=[
         ScriptStep(page=page, actions=[ScriptAction(tool="fill", element=field,

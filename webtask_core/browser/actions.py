@@ -268,16 +268,34 @@ async def type_into(target: Target, text: str, timeout_s: float) -> str:
 
 
 def _match_option(options: list[list[Any]], wanted: str) -> list[Any] | None:
-    folded = wanted.strip().casefold()
-    for test in (
-        lambda label, value: label == wanted or value == wanted,
-        lambda label, value: label.casefold() == folded or value.casefold() == folded,
-    ):
-        for option in options:
-            if test(option[0], option[1]):
-                return option
-    partial = [option for option in options if folded and folded in option[0].casefold()]
-    return partial[0] if len(partial) == 1 else None
+    """The option whose text is ``wanted`` exactly (case and spacing aside); an option with no text
+    by its value. Never a near match: "Books" is not "Audiobooks", and a value is not a label
+    ("books" may now be labelled "Magazines") — for those the model reads the options and decides."""
+    folded = " ".join(wanted.split()).casefold()
+    for test in (lambda label: label == wanted, lambda label: " ".join(label.split()).casefold() == folded):
+        found = [option for option in options if test(option[0])]
+        if found:
+            return found[0]
+    unlabelled = [option for option in options if not option[0].strip() and option[1] == wanted]
+    return unlabelled[0] if len(unlabelled) == 1 else None
+
+
+def _no_such_option(element_id: str, options: list[list[Any]], option: str) -> str:
+    """Why no option was chosen, with what the model may have meant: an option whose value is what it
+    asked for, options whose text holds it, then the first options."""
+    folded = " ".join(option.split()).casefold()
+    by_value = [label for label, value, _ in options if value == option and label.strip()]
+    near = [label for label, _, _ in options if folded and folded in label.casefold()]
+    message = f"{element_id} has no option {quote_for_model(option)}"
+    if by_value:
+        message += f"; the option whose value is {quote_for_model(option)} reads {quote_for_model(by_value[0], 40)}"
+    if near:
+        message += "; options with that in their text: " + ", ".join(quote_for_model(label, 40) for label in near[:5])
+    if by_value or near:
+        return message + " (choose by the exact text if one of them is what you mean)"
+    shown = ", ".join(quote_for_model(label, 40) for label, _, _ in options[:8])
+    more = f" … ({len(options)} in all)" if len(options) > 8 else ""
+    return f"{message}; options: {shown}{more}"
 
 
 _SELECTED = "(el) => Array.from(el.selectedOptions, (o) => o.value)"
@@ -294,7 +312,7 @@ async def select_option(target: Target, wanted: list[str], timeout_s: float) -> 
     if len(wanted) > 1 and not target.info["multiple"]:
         raise ActionError(f"{element_id} takes a single option, but {len(wanted)} were given")
     rect = target.info["rect"]
-    if target.info["visible"] and (rect[2] <= 1 or rect[3] <= 1):
+    if target.info["visible"] and (rect[2] < 4 or rect[3] < 4):
         # A widget library's original, kept for the form: the page shows its own widget instead.
         raise ActionError(f"{element_id} is hidden from sight (the page shows its own widget for it); "
                           "choose in the widget the page shows")
@@ -303,9 +321,7 @@ async def select_option(target: Target, wanted: list[str], timeout_s: float) -> 
     for one in wanted:
         match = _match_option(options, one)
         if match is None:
-            shown = ", ".join(quote_for_model(label, 40) for label, _, _ in options[:8])
-            more = f" … ({len(options)} in all)" if len(options) > 8 else ""
-            raise ActionError(f"{element_id} has no option {quote_for_model(one)}; options: {shown}{more}")
+            raise ActionError(_no_such_option(element_id, options, one))
         if match[2]:
             raise ActionError(f"option {quote_for_model(match[0])} of {element_id} is disabled")
         matches.append(match)

@@ -43,6 +43,7 @@ async def upload(target: Target, paths: Sequence[str | Path], timeout_s: float) 
         raise ActionError(f"{target.element_id} is not a file input (it takes text or a choice); upload to a file "
                           "input, a drop zone, or an element that opens the file chooser")
     target.require_enabled()
+    target = await actions.probe(target.frame, target.element_id, scroll=True)  # a drop lands on what shows
     if await _drop(target, files):
         return _attached(files, f"dropped {{count}} onto {target.element_id}")
     message = await _choose_by_click(target, files, timeout_s)

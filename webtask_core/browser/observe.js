@@ -25,6 +25,7 @@
   const TEXT_MAX = opts.textMax;
   const VALUE_MAX = opts.valueMax;
   const MARKS = Symbol.for('webtask.marks');
+  const STAMP = opts.stamp !== false;  // false: a look that leaves the last observation's marks alone
   const listeners = window[Symbol.for('webtask.listeners')] || null;
   const POSITIONS = opts.positions === true;
   const KEEP = [null, null];
@@ -37,7 +38,7 @@
   // marks from an earlier observation that this pass did not renew are removed at the end.
   const PASS = Symbol.for('webtask.pass');
   const pass = (window[PASS] || 0) + 1;
-  window[PASS] = pass;
+  if (STAMP) window[PASS] = pass;
   const marks = [];
   const counters = Object.create(null);
 
@@ -471,11 +472,13 @@
     result.items = f.items;
     if (f.m) result.pos = f.pos;
   }
-  numberAndStamp();
-  const previous = window[MARKS];
-  if (previous) for (const el of previous) if (el[PASS] !== pass) el.removeAttribute(MARK);
-  for (const el of document.querySelectorAll('[' + MARK + ']')) if (el[PASS] !== pass) el.removeAttribute(MARK);
-  window[MARKS] = marks;
+  if (STAMP) {
+    numberAndStamp();
+    const previous = window[MARKS];
+    if (previous) for (const el of previous) if (el[PASS] !== pass) el.removeAttribute(MARK);
+    for (const el of document.querySelectorAll('[' + MARK + ']')) if (el[PASS] !== pass) el.removeAttribute(MARK);
+    window[MARKS] = marks;
+  }
   const scroller = document.scrollingElement || document.documentElement;
   result.scroll = {y: scroller.scrollTop, h: scroller.scrollHeight, vh: window.innerHeight};
   return JSON.stringify(result);

@@ -94,10 +94,10 @@ class FrameRegistry:
             self._keys.pop(frame, None)
 
 
-async def _observe_frame(frame: Frame, key: str, positions: bool = False) -> tuple[str, dict]:
+async def _observe_frame(frame: Frame, key: str, positions: bool = False, stamp: bool = True) -> tuple[str, dict]:
     options = {
         "mark": MARK_ATTRIBUTE, "frameAttribute": FRAME_ATTRIBUTE, "textMax": TEXT_MAX, "valueMax": VALUE_MAX,
-        "positions": positions,
+        "positions": positions, "stamp": stamp,
     }
     name, install = _installer()
     raw = await frame.evaluate(_CALL, [name, options])
@@ -106,11 +106,13 @@ async def _observe_frame(frame: Frame, key: str, positions: bool = False) -> tup
     return key, json.loads(raw)
 
 
-async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | None = None) -> PageSnapshot:
+async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | None = None, *,
+                        stamp: bool = True) -> PageSnapshot:
     """One observe.js pass per frame (concurrently), stitched; restamps ids that were renumbered.
 
     With `tree_budget` (characters) a longer tree is trimmed around the screen (tree.stitch_tree)
-    and the scroll text says so."""
+    and the scroll text says so. With `stamp=False` no mark on the page changes (the last
+    observation's ids stay valid)."""
     main = page.main_frame
     children = [frame for frame in page.frames if frame is not main and not frame.is_detached()]
     if children:
@@ -124,7 +126,7 @@ async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | 
     main_result = None
     results: dict[str, FrameItems] = {}
     outcomes = await asyncio.gather(
-        *(_observe_frame(frame, key, tree_budget is not None) for key, frame in by_key.items()),
+        *(_observe_frame(frame, key, tree_budget is not None, stamp) for key, frame in by_key.items()),
         return_exceptions=True,
     )
     for key, outcome in zip(by_key, outcomes, strict=True):
@@ -142,7 +144,7 @@ async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | 
 
     assert main_result is not None  # the main frame either answered or raised above
     tree = stitch_tree(results, tree_budget, main_result["scroll"])
-    if tree.renames:
+    if tree.renames and stamp:
         keys = list(tree.renames)
         restamps = [by_key[key].evaluate(_RESTAMP, [MARK_ATTRIBUTE, tree.renames[key]]) for key in keys]
         for key, outcome in zip(keys, await asyncio.gather(*restamps, return_exceptions=True), strict=True):

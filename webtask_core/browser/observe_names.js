@@ -166,6 +166,10 @@
       for (let i = 0; i < options.length && i < 6; i++) labels.push(norm(options[i].label));
       if (options.length > 6) labels.push('… ' + options.length + ' options');
       a.push('options', clip(labels.join(' | '), VALUE_MAX * 2));
+    } else if (tag === 'BUTTON') {
+      // What tells two "Submit" buttons apart (one saves a draft): the value they send.
+      const v = el.getAttribute('value');
+      if (v && v.trim() && norm(v) !== norm(el.textContent || '')) a.push('value', clip(norm(v), VALUE_MAX));
     } else if (tag === 'OPTION' && el.selected) {
       a.push('selected', true);
     } else if (editable) {
@@ -198,7 +202,32 @@
       if (min) a.push('min', min);
       if (max) a.push('max', max);
     }
+    // Not shown to the model (keys starting with "_"): what replay needs to check a submit — the
+    // form a control belongs to, whether it submits it, and a select's every option.
+    if (FORM_CONTROLS.has(source.tagName) && source.form) {
+      a.push('_form', String(formIndex(source.form)));
+      const action = source.form.getAttribute('action');
+      if (action) a.push('_action', clip(action, VALUE_MAX));
+      if ((source.tagName === 'BUTTON' || (source.tagName === 'INPUT' && (type === 'submit' || type === 'image')))
+          && source.type === (source.tagName === 'BUTTON' ? 'submit' : type)) {
+        a.push('_submit', (source.getAttribute('formmethod') || source.form.getAttribute('method') || 'get').toLowerCase());
+      }
+    }
+    if (tag === 'SELECT') {
+      const all = [];
+      for (let i = 0; i < el.options.length && i < 300; i++) all.push(norm(el.options[i].label));
+      a.push('_options', all.join(' | '));
+    }
     return a;
+  }
+  let formIndexes = null;
+  function formIndex(form) {
+    if (formIndexes === null) {
+      formIndexes = new Map();
+      Array.from(document.forms).forEach((f, i) => formIndexes.set(f, i));
+    }
+    const found = formIndexes.get(form);
+    return found === undefined ? -1 : found;
   }
 
   // Widgets with a value on a scale (a slider's handle): its value, min and max as a range input shows them.
@@ -206,17 +235,13 @@
 
   // ---- Rich text: what an editable region holds, with the formatting a model must see ----
 
-  const RICH = 'b,strong,i,em,u,s,strike,del,code,ul,ol,h1,h2,h3,h4,h5,h6,blockquote,a[href]';
   const RICH_MARKS = {B: '**', STRONG: '**', I: '*', EM: '*', S: '~~', STRIKE: '~~', DEL: '~~', CODE: '`', U: '__'};
   const BLOCKS = new Set(['P', 'DIV', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'PRE', 'UL', 'OL', 'LI',
     'TABLE', 'TR', 'SECTION', 'ARTICLE', 'FIGURE', 'HR']);
-  // Plain text stays as innerText reads it; formatted text is written markdown-like, lines joined with
-  // a newline (the tree shows it as \n): **bold**, *italic*, __underline__, ~~struck~~, `code`,
-  // # headings, "- " and "1. " list items, "> " quotes, [text](href) links.
-  function editableText(el) {
-    if (!el.querySelector(RICH)) return norm(el.innerText || '');
-    return markdown(el);
-  }
+  // What an editable region holds, written markdown-like, its lines (paragraphs, line breaks, list
+  // items) joined with a newline (the tree shows it as \n): **bold**, *italic*, __underline__,
+  // ~~struck~~, `code`, # headings, "- " and "1. " list items, "> " quotes, [text](href) links.
+  const editableText = (el) => markdown(el);
   function markdown(root) {
     const inline = (node, list) => {
       let out = '';
@@ -232,7 +257,7 @@
             number++;
             // Quill 2 writes every list as <ol> and says which kind on each item.
             const bullet = t === 'UL' || li.getAttribute('data-list') === 'bullet';
-            out += '\n' + '  '.repeat(list) + (bullet ? '- ' : number + '. ') + inline(li, list + 1).trim() + '\n';
+            out += '\n' + INDENT.repeat(list) + (bullet ? '- ' : number + '. ') + inline(li, list + 1).trim() + '\n';
           }
           continue;
         }
@@ -253,9 +278,10 @@
       }
       return out;
     };
-    return inline(root, 0).split('\n').map((line) => line.replace(/ +$/, '').replace(/^(\s*) +/, '$1'))
-      .filter((line) => line.trim()).join('\n');
+    return inline(root, 0).split('\n').map((line) => line.trim().replace(/\u0001/g, '  ')).filter((line) => line)
+      .join('\n');
   }
+  const INDENT = '\u0001';  // a nested list item's indent, kept through the trimming of its line
 
   // ---- Form controls a widget library replaced, and what names a widget from outside it ----
 

@@ -22,7 +22,7 @@ from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError
 from webtask_core.limits import SETTLED_QUIET_S
 
-__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for", "wait_settled", "stop_loading"]
+__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for", "wait_settled", "wait_changed", "stop_loading"]
 
 _PAGE_SCROLL = """(dy) => {
   const s = document.scrollingElement || document.documentElement;
@@ -158,6 +158,24 @@ async def wait_settled(page: Page, tracker: NetworkTracker, timeout_s: float) ->
                     f"(loaded, no request running, no change for {SETTLED_QUIET_S:g} s)")
         why = "its content kept changing" if changed else "a request started"
     return f"the page had not settled after {timeout_s:g} s ({why}); the next page state shows it as it is now"
+
+
+async def wait_changed(page: Page, tracker: NetworkTracker, timeout_s: float) -> str:
+    """Until the page's DOM changes (a widget its script builds a moment after the load), then until
+    it settles; all within `timeout_s`. A page that does not change is no error."""
+    started = time.monotonic()
+    try:
+        changed = await asyncio.wait_for(page.evaluate(_NEXT_MUTATION, timeout_s * 1000), timeout=timeout_s + _RECHECK_S)
+    except TimeoutError:
+        changed = False
+    except PlaywrightError as error:
+        if is_closed_error(error):
+            raise
+        changed = True  # it navigated under the question
+    if not changed:
+        return f"the page did not change in {timeout_s:g} s"
+    remaining = timeout_s - (time.monotonic() - started)
+    return await wait_settled(page, tracker, max(remaining, SETTLED_QUIET_S + _RECHECK_S))
 
 
 async def _visible(frame: Frame, locator: Locator, deadline: float) -> None:

@@ -38,6 +38,8 @@ _NEXT_FRAME = """() => new Promise((done) => {
   requestAnimationFrame(() => setTimeout(done, 0));
   setTimeout(done, 100);
 })"""
+# One turn of the event loop: the handlers and zero-delay timers an action queued have run.
+_NEXT_TASK = "() => new Promise((done) => setTimeout(done, 0))"
 # After a load event: one turn of the event loop, so the load handlers' zero-delay timers have run
 # (and the requests they start are seen). No painted frame: reading the page does not need one, and a
 # screenshot waits for its own; a frame here cost 8-20 ms on every navigating step. Then, only when
@@ -182,6 +184,7 @@ async def settle(
     timeout_s: float,
     started: float | None = None,
     expect_navigation: bool = False,
+    quick: bool = False,
 ) -> None:
     """Let `page` settle after an action that began at `started` (time.monotonic(); None: just now).
 
@@ -190,7 +193,9 @@ async def settle(
     committed yet (`expect_navigation`: a link or form clicked with the mouse), or one whose request
     is seen running, is waited for until it commits or its request ends. Then: load (if it
     navigated) and one task turn, and network quiet only if the action caused requests that are
-    still running or started after the document loaded."""
+    still running or started after the document loaded. ``quick``: the action set a value (fill,
+    select, check, upload): its input and change handlers have run once a task turn has passed, and
+    a painted frame adds nothing (it cost ~16 ms a field)."""
     if timeout_s <= 0 or page.is_closed():
         return
     has_navigated: Callable[[], bool] = navigated if callable(navigated) else (lambda: navigated)
@@ -198,8 +203,8 @@ async def settle(
     since = time.monotonic() if started is None else started
     try:
         if not has_navigated():
-            if not expect_navigation:
-                await _next_frame(page, deadline)  # the request of a navigation the action started shows up
+            if not expect_navigation:  # the request of a navigation the action started shows up
+                await _next_frame(page, deadline, _NEXT_TASK if quick else _NEXT_FRAME)
             await tracker.wait_navigation(page, has_navigated, deadline, expected=expect_navigation, since=since)
         if has_navigated():
             await page.wait_for_load_state("load", timeout=max(1.0, (deadline - time.monotonic()) * 1000))

@@ -104,8 +104,10 @@ class BrowserTab:
         *,
         timeout_s: float | None = None,
         report_navigation: bool = True,
+        quick: bool = False,
     ) -> str:
-        """Run one action on the active page, let the page settle, say what happened."""
+        """Run one action on the active page, let the page settle, say what happened (``quick``: an
+        action that sets a value, see ``settle``)."""
         self._require_alive()
         page = await self._tabs.ensure_active()
         navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
@@ -121,6 +123,7 @@ class BrowserTab:
             await settle(
                 page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
                 timeout_s=self._config.settle_timeout_s, started=started, expect_navigation=self._click_navigated,
+                quick=quick,
             )
             opened.extend(new for new in self._tabs.pages if new not in pages)
             await self._settle_new_tabs(opened)
@@ -166,15 +169,18 @@ class BrowserTab:
 
     # --- observing ----------------------------------------------------------------------------
 
-    async def observe(self) -> Observation:
-        """The active tab as the model sees it: the element tree, ids, tabs and scroll position."""
+    async def observe(self, *, stamp: bool = True) -> Observation:
+        """The active tab as the model sees it: the element tree, ids, tabs and scroll position.
+
+        ``stamp=False``: a look that leaves the ids of the last observation in place (actions keep
+        resolving them); its own ids are for reading only, never for acting."""
         self._require_alive()
         page = await self._tabs.ensure_active()
         limit = self._config.action_timeout_s + _GRACE_S
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars), timeout=limit
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp), timeout=limit
                 )
                 break
             except TimeoutError as error:
@@ -190,9 +196,10 @@ class BrowserTab:
                     raise TransientError(f"could not observe {page.url}: {first_line(error)}") from error
                 # Most likely the page navigated while we looked at it: let it load, then look again.
                 await settle(page, self._network, navigated=True, timeout_s=self._config.settle_timeout_s)
-        self._targets = {
-            element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
-        }
+        if stamp:
+            self._targets = {
+                element_id: snapshot.frames[info.frame_path] for element_id, info in snapshot.tree.elements.items()
+            }
         return Observation(
             url=snapshot.url,
             title=snapshot.title,
@@ -294,7 +301,8 @@ class BrowserTab:
         return frame
 
     async def _on_element(
-        self, verb: str, element_id: str, perform: Callable[[Target], Awaitable[str]], *, scroll: bool = True
+        self, verb: str, element_id: str, perform: Callable[[Target], Awaitable[str]], *, scroll: bool = True,
+        quick: bool = False,
     ) -> str:
         self._require_alive()
         frame = self._target_frame(element_id)
@@ -305,7 +313,7 @@ class BrowserTab:
             self._click_navigated = target.navigating
             return message
 
-        return await self._run(f"{verb} {element_id}", operation)
+        return await self._run(f"{verb} {element_id}", operation, quick=quick)
 
     async def click(self, element_id: str) -> str:
         return await self._on_element("click", element_id, lambda t: actions.click(t, self._config.action_timeout_s))
@@ -321,7 +329,7 @@ class BrowserTab:
                 return await slider.set_slider(target, text, timeout)
             return await actions.fill(target, text, timeout)
 
-        return await self._on_element("fill", element_id, perform)
+        return await self._on_element("fill", element_id, perform, quick=True)
 
     async def type(self, text: str, element_id: str | None = None) -> str:
         if element_id is not None:
@@ -349,11 +357,11 @@ class BrowserTab:
                 return await actions.select_option(target, wanted, timeout)
             return await listbox.choose(target, wanted, timeout)
 
-        return await self._on_element("select an option of", element_id, perform)
+        return await self._on_element("select an option of", element_id, perform, quick=True)
 
     async def check(self, element_id: str, checked: bool = True) -> str:
         timeout = self._config.action_timeout_s
-        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout))
+        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout), quick=True)
 
     async def press_key(self, key: str, element_id: str | None = None, times: int = 1) -> str:
         if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= PRESS_TIMES_MAX:
@@ -418,7 +426,9 @@ class BrowserTab:
         """Give files to a file input, drop them onto a drop zone, or choose them in the file chooser an
         element opens when clicked (see browser/files.py)."""
         timeout = self._config.action_timeout_s
-        return await self._on_element("upload to", element_id, lambda t: files.upload(t, list(paths), timeout))
+        return await self._on_element(
+            "upload to", element_id, lambda t: files.upload(t, list(paths), timeout), scroll=False, quick=True
+        )
 
     # --- page-level actions -------------------------------------------------------------------
 
@@ -451,6 +461,12 @@ class BrowserTab:
             await page.bring_to_front()
             title = await page.title()
         return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
+
+    async def wait_for_change(self, timeout_s: float) -> str:
+        """Until the page changes and then settles (a page still building), bounded by ``timeout_s``."""
+        return await self._run("wait for the page to change",
+                               lambda page: page_actions.wait_changed(page, self._network, timeout_s),
+                               timeout_s=timeout_s)
 
     async def wait_for(
         self, text: str | None = None, element_id: str | None = None, timeout_s: float = WAIT_FOR_DEFAULT_S

@@ -68,6 +68,8 @@ def _format_attributes(pairs: list[Any]) -> str:
     parts = []
     for index in range(0, len(pairs), 2):
         key, value = pairs[index], pairs[index + 1]
+        if key[0] == "_":  # for replay's checks, not for the model (observe_names.js)
+            continue
         parts.append(key if value is True else f"{key}={_quote(value)}")
     return " ".join(parts)
 
@@ -133,6 +135,9 @@ class _Stitcher:
         # The lines enclosing the item being rendered (`label "Price"`, `form`, `a-3 "Shoes"`): each
         # element keeps its nearest few, so it can be recognised again on a later visit (replay).
         self.context: list[str] = []
+        # (line index, where a form="..." would go, whether it goes inside shown attributes, the form's
+        # action) of each form control rendered
+        self.form_lines: list[tuple[int, int, bool, str]] = []
 
     def run(self) -> _Stitcher:
         """Stitch every frame under its <iframe> line, starting at the main frame (key "")."""
@@ -146,7 +151,22 @@ class _Stitcher:
     def text(self) -> str:
         return "\n".join(self.lines)
 
+    def _tell_forms_apart(self) -> None:
+        """Two controls whose lines read the same but submit different forms (a "Submit" that
+        publishes, one that saves a draft) show where each form goes: ``form="/drafts"``."""
+        by_line: dict[str, list[tuple[int, int, bool, str]]] = {}
+        for entry in self.form_lines:
+            line = self.lines[entry[0]]
+            by_line.setdefault(line[line.index("- ") + 2:].split(" ", 1)[-1] if " " in line.strip() else "", []).append(entry)
+        for same in by_line.values():
+            if len(same) < 2 or len({entry[3] for entry in same}) < 2:
+                continue
+            for index, at, inside, action in same:
+                line, shown = self.lines[index], f"form={_quote(action)}"
+                self.lines[index] = line[:at] + (f" {shown}" if inside else f" ({shown})") + line[at:]
+
     def result(self, trim: TreeTrim | None = None) -> StitchedTree:
+        self._tell_forms_apart()
         elements = {
             found[0]: ElementInfo(
                 id=found[0], tag=found[1], frame_path=found[2], role=found[3], name=found[4], type=found[5],
@@ -307,12 +327,18 @@ class _Stitcher:
                     hidden = True
                 elif key == "scrollable":
                     scrollable = True
-            line = f"{pad}- {element_id} ({_format_attributes(pairs)})"
+            shown = _format_attributes(pairs)
+            line = f"{pad}- {element_id} ({shown})" if shown else f"{pad}- {element_id}"
         else:
+            shown = ""
             line = f"{pad}- {element_id}"
         self.lines.append(f"{line} {_quote(text)}" if text else line)
         if self.collect:
             attributes = {pairs[i]: str(pairs[i + 1]) for i in range(0, len(pairs), 2)} if pairs else {}
+            if "_action" in attributes:  # a control of a form: see _tell_forms_apart
+                # where a form="..." goes: before the attributes' ")", else after the id
+                at = len(pad) + 2 + len(element_id) + (2 + len(shown) if shown else 0)
+                self.form_lines.append((len(self.lines) - 1, at, bool(shown), attributes["_action"]))
             self.found.append((element_id, tag, frame_key, role or None, name, kind, text, disabled, hidden,
                                attributes, tuple(self.context[-_CONTEXT_KEPT:])))
         if len(item) > 4:

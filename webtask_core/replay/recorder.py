@@ -1,89 +1,212 @@
 """Turning a run's steps into a replay script while it runs.
 
 After every step (replayed or the model's) the recorder keeps the page signature of the observation
-the step acted on and each successful tool call, its element as a fingerprint taken from that same
-observation (the element was there when the call was made) and its input with this run's values as
-placeholders. Calls that failed or were skipped are left out: the run's later steps did what they
-could not, and the script follows the run's successful path.
+the step acted on and each successful tool call: its element as a fingerprint taken from that same
+observation, and its input with this run's values as placeholders. Calls that failed or were
+skipped are left out: the run's later steps did what they could not, and the script follows the
+run's successful path.
+
+Recording is exact or it declines (the step is marked ``needs_model``): a typed value that fits two
+parameters is bound by the label of the field it went into, or not at all; a value the model wrote
+its own way is kept as a format of the parameter (``$24.50``) or declined; a click on a checkbox or
+radio button is kept as the state it set, not as a toggle. A step that submits (see
+:mod:`~webtask_core.replay.commit`) keeps what the page showed right before: when the model filled
+and submitted in one turn, :meth:`Recorder.before_call` looks at the page just before the submit
+(without renumbering the ids the model's calls use) and the step is kept as two.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from webtask_core.replay.script import (
-    ELEMENT,
-    ReplayScript,
-    ScriptAction,
-    ScriptStep,
-    count_placeholders,
-    parameterise,
-)
-from webtask_core.replay.signature import ElementFingerprint, Normaliser, PageSignature
+from webtask_core.replay.commit import capture_commit, is_commit
+from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
+from webtask_core.replay.signature import Normaliser, PageSignature, PageView, decide_marks
+from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, label_words, template_value
 
 if TYPE_CHECKING:
-    from webtask_core.browser.models import Observation
-    from webtask_core.record import Step
+    from webtask_core.browser import BrowserTab
+    from webtask_core.browser.models import ElementInfo, Observation
+    from webtask_core.llm.types import ToolCall
+    from webtask_core.record import Step, ToolCallRecord
 
 __all__ = ["Recorder"]
 
-# Tools whose free text (not a value typed into the page) may quote parameters.
-_FREE_TEXT_TOOLS = {"complete", "abort"}
+# Tools whose text is not typed into the page: placeholders inside, no binding declined.
+_FREE_TEXT_TOOLS = {"complete", "abort", "wait_for", "navigate", "press_key", "scroll", "switch_tab"}
+# Tools whose values go into the page: bound exactly, or the step is left to the model.
+_TYPED_TOOLS = {"fill", "type", "select_option", "check", "upload"}
 
 
 class Recorder:
-    def __init__(self, params: Mapping[str, Any], *, identifying: Iterable[str] | None = None):
+    def __init__(self, params: Mapping[str, Any], *, identifying: Iterable[str] | None = None,
+                 files: Sequence[str] = ()):
         self.params = dict(params)
-        self.normalise = Normaliser(params, identifying=identifying)
+        self.files = tuple(files)
+        self.normalise = Normaliser(params, identifying=identifying, files=self.files)
         self.steps: list[ScriptStep] = []
+        self._first_call: str | None = None
+        self._captures: dict[str, Observation] = {}  # call id -> the page right before that commit
+
+    # ---- the worker's hook: a look at the page before a commit that follows other calls ----
+
+    def wants_look(self, call: ToolCall, observation: Observation, first: bool) -> bool:
+        """Whether to look at the page right before ``call`` (a commit after other calls of its turn)."""
+        if first:
+            return False
+        element_id = call.input.get("element_id") if isinstance(call.input, dict) else None
+        element = observation.elements.get(element_id) if isinstance(element_id, str) else None
+        return is_commit(call.name, call.input if isinstance(call.input, dict) else {}, element)
+
+    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
+        if self.wants_look(call, observation, first):
+            self._captures[call.id] = await tab.observe(stamp=False)
+
+    # ---- after the step ----
 
     def record(self, step: Step, observation: Observation) -> None:
         """Keep ``step`` (its calls made on ``observation``)."""
+        view = PageView.of(observation, self.normalise)
+        current = view
         actions: list[ScriptAction] = []
-        needs_model = None
+        problems: list[str] = []
+        text = self._free_text(step.model_text, observation.url)
+        pending: list[ScriptStep] = []
+        commit_element: str | None = None
+        commit_view: PageView | None = None
         for call in step.tool_calls:
-            if not call.ok:
+            if not call.ok or not isinstance(call.input, dict):
                 continue
-            if not isinstance(call.input, dict):
-                continue
-            action, literal_output = self._action(call.name, call.input, observation)
-            if action is None:
+            element = _element(call, observation)
+            if call.input.get("element_id") is not None and element is None:
                 return  # an element the observation does not know: this step cannot be recorded
-            if literal_output:
-                needs_model = f"{call.name} reports a value read off the page, which a replay cannot know"
+            commit = is_commit(call.name, call.input, element)
+            if commit and actions:  # filled and submitted in one turn: two steps, split before the submit
+                pending.append(self._step(current, text, actions, problems, None, None))
+                actions, problems, text = [], [], ""
+                capture = self._captures.pop(call.id, None)
+                if capture is None:
+                    problems.append("the page was not seen right before this submit")
+                    current = view
+                else:
+                    current = PageView.of(capture, self.normalise)
+            if commit and commit_view is None:
+                commit_view, commit_element = current, self._same_in(view, current, call)
+            action, problem = self._action(call, element, view)
+            actions.append(action.model_copy(update={"commit": commit}))
+            if problem:
+                problems.append(problem)
             if call.input.get("to_element_id") is not None:
                 # Only element_id is fingerprinted: a second element (drag's target) would be a bare id.
-                needs_model = f"{call.name} names a second element by id, which a replay cannot recognise"
-            actions.append(action)
+                problems.append(f"{call.name} names a second element by id, which a replay cannot recognise")
         if actions:
-            # What the model said, kept for reading a script: with placeholders, like its calls.
-            text, _ = parameterise(step.model_text, self.params, page_url=observation.url, free_text=True)
-            self.steps.append(ScriptStep(page=PageSignature.of(observation, self.normalise),
-                                         text=text, actions=actions, needs_model=needs_model))
+            pending.append(self._step(current, text, actions, problems, commit_view, commit_element))
+        self.steps.extend(pending)
+        self._captures.clear()
 
     def script(self, key: str, *, revision: int = 1, source: str = "") -> ReplayScript:
         return ReplayScript(key=key, revision=revision, params=sorted(self.params), steps=list(self.steps),
                             source=source)
 
-    def _action(self, tool: str, raw: dict[str, Any],
-                observation: Observation) -> tuple[ScriptAction | None, bool]:
-        data = dict(raw)
-        element = None
-        element_id = data.get("element_id")
-        if isinstance(element_id, str):
-            info = observation.elements.get(element_id)
-            if info is None:
-                return None, False
-            element = ElementFingerprint.of(info, self.normalise)
+    # ---- helpers ----
+
+    def _step(self, view: PageView, text: str, actions: list[ScriptAction], problems: list[str],
+              commit_view: PageView | None, commit_element: str | None) -> ScriptStep:
+        check = None
+        if commit_view is not None:
+            check = capture_commit(commit_view, commit_element, self.params, self.files)
+        needs_model = problems[0] if problems else None
+        return ScriptStep(page=PageSignature.of(view), text=text, actions=actions, commit=check,
+                          needs_model=needs_model)
+
+    def _same_in(self, view: PageView, capture: PageView, call: ToolCallRecord) -> str | None:
+        """The id, in the look before the submit, of the element the call names on the step's page."""
+        element_id = call.input.get("element_id") if isinstance(call.input, dict) else None
+        if not isinstance(element_id, str) or element_id not in view.fingerprints:
+            return None
+        if capture is view:
+            return element_id
+        found, _ = capture.resolve(view.fingerprints[element_id])
+        return found
+
+    def _free_text(self, text: str, page_url: str) -> str:
+        binding = Binding(self.params, set(), strict=False)
+        value = template_value(text, binding, page_url=page_url)
+        return value if isinstance(value, str) else text
+
+    def _action(self, call: ToolCallRecord, element: ElementInfo | None,
+                view: PageView) -> tuple[ScriptAction, str | None]:
+        data = dict(call.input)
+        tool = call.name
+        fingerprint = None
+        label: set[str] = set()
+        if element is not None:
+            label = _names_of(element, view)
+            fingerprint = view.fingerprints[element.id]
+            # A text two parameters share ({category|product_type}): the label around it decides.
+            fingerprint = fingerprint.model_copy(update={
+                key: decide_marks(getattr(fingerprint, key), label) for key in ("text", "before", "after")})
             data["element_id"] = ELEMENT
-        value, literal = parameterise(
-            {key: item for key, item in data.items() if key != "element_id"}, self.params,
-            page_url=observation.url, prefer=element.name if element is not None else None,
-            free_text=tool in _FREE_TEXT_TOOLS,
-        )
-        if "element_id" in data:
-            value["element_id"] = data["element_id"]
+            if tool == "click" and _tickable(element):  # kept as the state the click set, not a toggle
+                tool = "check"
+                data = {"element_id": ELEMENT, "checked": True if _radio(element) else not _checked(element)}
+        binding = Binding(self.params, label, strict=tool in _TYPED_TOOLS, files=self.files)
+        value = {key: (item if key == "element_id" else template_value(item, binding, page_url=view.observation.url))
+                 for key, item in data.items()}
+        problem = binding.problem
         if tool == "wait_for" and isinstance(value.get("text"), str):  # "2 photos ready" for two photos
             value["text"] = count_placeholders(value["text"], self.params)
-        return ScriptAction(tool=tool, input=value, element=element), literal and tool == "set_output"
+        if tool == "set_output" and _has_literal(value):
+            problem = f"{tool} reports a value read off the page, which a replay cannot know"
+        return ScriptAction(tool=tool, input=value, element=fingerprint), problem
+
+
+def _names_of(element: ElementInfo, view: PageView) -> set[str]:
+    """The words that say what a control is for: its label, the text beside it, its name attribute,
+    and the names and hints of the elements around it (a picker's list: ``select2-id_category-results``)."""
+    read = view.reading.controls.get(element.id)
+    texts = [element.text, element.name, element.attributes.get("aria-label")]
+    if read is not None:
+        texts += [read.before, read.after]
+        for around in read.around:
+            outer = view.observation.elements.get(around)
+            if outer is not None:
+                texts += [outer.name, outer.attributes.get("aria-label"), outer.attributes.get("hint")]
+    return label_words(*texts)
+
+
+def _element(call: ToolCallRecord, observation: Observation) -> ElementInfo | None:
+    element_id = call.input.get("element_id") if isinstance(call.input, dict) else None
+    return observation.elements.get(element_id) if isinstance(element_id, str) else None
+
+
+def _tickable(element: ElementInfo) -> bool:
+    return element.type in ("checkbox", "radio") or (element.role or "") in ("checkbox", "radio", "switch")
+
+
+def _radio(element: ElementInfo) -> bool:
+    return element.type == "radio" or element.role == "radio"
+
+
+def _checked(element: ElementInfo) -> bool:
+    return "checked" in element.attributes or element.attributes.get("aria-checked") == "true"
+
+
+def _has_literal(value: Any) -> bool:
+    """Whether an output holds anything but placeholders: a value read off the page."""
+    if isinstance(value, dict):
+        return any(_has_literal(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_literal(item) for item in value)
+    if isinstance(value, str):
+        stripped = value
+        for marker in ("{{param:", "{{page:", "{{secret:", "{{count:"):
+            while marker in stripped:
+                start = stripped.index(marker)
+                end = stripped.find("}}", start)
+                if end < 0:
+                    break
+                stripped = stripped[:start] + stripped[end + 2:]
+        return bool(stripped.strip())
+    return value is not None and not isinstance(value, bool)

@@ -1,51 +1,85 @@
-"""Replaying a script: each step's calls, without the model, for as long as the site still matches.
+"""Replaying a script: each step's calls, without the model, for as long as a model reading the same
+page would do the same thing with this run's values.
 
-Before a scripted step is replayed, the page must match the page the step acted on when it was
-recorded (its signature), every element the step acts on must be found by its fingerprint (one
-element, not a guess among several), and every placeholder must have a value in this run. Then the
-step's calls run through the same tools the model's calls do. The first time anything differs — or
-a replayed call fails, or a step's output can only be read off the page — the model takes over at
-that point, seeing in its conversation what was replayed and a note saying where and why replay
-stopped. Replay picks up again when the model's steps reach a page that matches a later step of the
-script (never the step it handed over, and never on the page where it handed over).
+Before a scripted step is replayed, the page must be the page the step acted on when it was recorded
+(its signature: URL, title, controls, words), every element the step acts on must be found as the
+one control a model would take for it, every placeholder must have a value in this run, and before
+a submit the page must show this run's values where the recording showed its own (the commit
+check). Then the step's calls run through the same tools the model's calls do. The first time
+anything differs — or a replayed call fails, or a step's output can only be read off the page — the
+model takes over at that point, seeing in its conversation what was replayed and a note saying where
+and why replay stopped. Replay picks up again when the model's steps reach a page that matches a
+later step of the script (never the step it handed over, and never on the page where it handed over).
+
+A step that submitted and then failed (the browser died after the click) is never replayed again:
+the submission may have gone through, so the model looks first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from webtask_core.llm.types import ModelReply, ToolCall, Usage
-from webtask_core.replay.script import MissingValue, ReplayScript, fill_in
-from webtask_core.replay.signature import ElementFingerprint, Normaliser, PageSignature, page_fingerprints, resolve_element
+from webtask_core.replay.commit import verify_commit
+from webtask_core.replay.script import ReplayScript
+from webtask_core.replay.signature import Normaliser, PageSignature, PageView
+from webtask_core.replay.templates import MissingValue, render
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import Observation
     from webtask_core.record import Step
 
-__all__ = ["Replayer", "REPLAYED_TEXT"]
+__all__ = ["Replayer", "Handover", "REPLAYED_TEXT"]
+
+logger = logging.getLogger(__name__)
 
 REPLAYED_TEXT = "(replayed step {number} of the recorded run {key!r}, revision {revision})"
+
+
+@dataclass(frozen=True)
+class Handover:
+    """Where and why the model took over: ``kind`` says whose difference it was — ``site`` (the site
+    changed: a run completed after it repairs the script), ``item`` (this item's state, e.g. listed
+    already), ``values`` (this run's values cannot be written as recorded), ``model`` (the step is
+    the model's in the script itself), ``failed`` (a replayed call failed) or ``unsure`` (a submit
+    that may have gone through before a failure)."""
+
+    step: int  # the script's step number, from 1
+    kind: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"step {self.step}: {self.reason}"
 
 
 class Replayer:
     """Decides, step by step, whether the next step is replayed (a scripted reply) or the model's."""
 
-    def __init__(self, script: ReplayScript, params: Mapping[str, Any], *, identifying: Iterable[str] | None = None):
+    def __init__(self, script: ReplayScript, params: Mapping[str, Any], *, identifying: Iterable[str] | None = None,
+                 files: Sequence[str] = ()):
         self.script = script
         self.params = dict(params)
+        self.files = tuple(files)
         # The same folding the recorder used, so pages are compared alike.
-        self.normalise = Normaliser(params, identifying=identifying)
+        self.normalise = Normaliser(params, identifying=identifying, files=self.files)
         self.position = 0  # the next scripted step
         self.replayed = 0  # steps replayed in this run
-        self.handovers: list[str] = []  # why the model took over, each time it did
-        # Whether a handover was for a change of the site (the repaired run is worth keeping), not of
-        # this item (already listed: the script stays for the next item).
-        self.site_changed = False
+        self.handovers: list[Handover] = []  # each time the model took over
         self._handed_over_on: PageSignature | None = None  # the page where the model took over
         self._handed_over_step = -1  # the scripted step it took over
         self._pending_note: str | None = None
-        self._candidates: list[tuple[str, ElementFingerprint]] | None = None  # of the page being decided
+        self._decided: int | None = None  # the scripted step the last decision replayed
+        self._look_again = False  # the page differed on a first look: let it settle, look once more
+        self._looked_again_at = -1  # the scripted step that was given its second look
+
+    @property
+    def site_changed(self) -> bool:
+        """Whether a handover was for a change of the site (a repaired run is worth keeping), not of
+        this item (already listed: the script stays for the next item) or of this run's values."""
+        return any(handover.kind in ("site", "failed") for handover in self.handovers)
 
     def checkpoint(self) -> dict[str, Any]:
         """The replay's position, to restore when the step it decided fails and is retried."""
@@ -53,6 +87,22 @@ class Replayer:
 
     def restore(self, checkpoint: dict[str, Any]) -> None:
         vars(self).update(checkpoint, handovers=list(checkpoint["handovers"]))
+
+    def failed(self, checkpoint: dict[str, Any], error: BaseException, *, started: Sequence[str] = ()) -> None:
+        """The step decided since ``checkpoint`` raised: decide it afresh on its retry — unless it
+        was a replayed submit that had started (``started``: the ids of the calls that began),
+        which may have gone through: then the model looks first."""
+        decided = self._decided if self.position != checkpoint["position"] else None
+        if decided is not None:
+            for number, action in enumerate(self.script.steps[decided].actions):
+                if action.commit and f"replay_{decided + 1}_{number + 1}" in started:
+                    what = action.element.describe() if action.element is not None else action.tool
+                    self._hand_over(None, decided, "unsure",
+                                    f"the replayed {action.tool} on {what} failed ({error}); the submission may have "
+                                    "gone through already. Look at the page (and the list of items) before submitting "
+                                    "again")
+                    return
+        self.restore(checkpoint)
 
     @property
     def handed_over(self) -> bool:
@@ -67,68 +117,81 @@ class Replayer:
         """The scripted reply for this page, or None when the model must decide this step."""
         if self.position >= len(self.script.steps):
             return None
-        page = PageSignature.of(observation, self.normalise)
-        self._candidates = None
+        view = PageView.of(observation, self.normalise)
+        page = PageSignature.of(view)
         if self._handed_over_on is not None:
-            return self._resume(page, observation)
-        reply, problem = self._reply_for(self.position, page, observation)
+            return self._resume(page, view)
+        reply, kind, problem = self._reply_for(self.position, view)
+        if reply is None and kind == "site" and self._looked_again_at != self.position:
+            # A page still building (an editor without its frame yet) looks like another page: the
+            # worker lets it settle and asks again, once, before the model is asked.
+            self._look_again, self._looked_again_at = True, self.position
+            return None
         if reply is None:
-            item_only = self.script.steps[self.position].page.only_grew(page)
-            self._hand_over(page, self.position, problem, site_changed=not item_only)
+            self._hand_over(page, self.position, kind, problem)
         return reply
+
+    def wants_another_look(self) -> bool:
+        wanted, self._look_again = self._look_again, False
+        return wanted
 
     def after(self, step: Step) -> None:
         """A replayed step ran: a failed call hands the next step to the model."""
         failed = [call for call in step.tool_calls if not call.ok]
         if failed:
-            self._hand_over(None, self.position - 1, f"the replayed {failed[0].name} failed: {failed[0].message}")
+            self._hand_over(None, self.position - 1, "failed", f"the replayed {failed[0].name} failed: {failed[0].message}")
 
     # ---- helpers ----
 
-    def _reply_for(self, index: int, page: PageSignature,
-                   observation: Observation) -> tuple[ModelReply | None, str]:
+    def _reply_for(self, index: int, view: PageView) -> tuple[ModelReply | None, str, str]:
         step = self.script.steps[index]
         if step.needs_model:
-            return None, step.needs_model
-        difference = step.page.difference(page)
+            return None, "model", step.needs_model
+        difference = step.page.difference(view)
         if difference is not None:
-            return None, difference
+            return None, difference.kind, difference.message
         calls = []
+        url = view.observation.url
         for number, action in enumerate(step.actions):
             element_id = None
             if action.element is not None:
-                if self._candidates is None:
-                    self._candidates = page_fingerprints(observation, self.normalise)
-                element_id, problem = resolve_element(action.element, observation, self.normalise,
-                                                      candidates=self._candidates)
+                element_id, problem = view.resolve(action.element)
                 if element_id is None:
-                    return None, problem
+                    return None, "site", problem
+            if action.commit and step.commit is not None:
+                mismatch = verify_commit(step.commit, view, element_id, self.params, self.files)
+                if mismatch is not None:
+                    what = action.element.describe() if action.element else "the page"
+                    return None, "site", f"before {action.tool} on {what}: {mismatch}"
             try:
-                arguments = fill_in(action.input, self.params, page_url=observation.url, element_id=element_id)
+                arguments = render(action.input, self.params, page_url=url, element_id=element_id, files=self.files)
             except MissingValue as missing:
-                return None, str(missing)
+                return None, "values", str(missing)
             calls.append(ToolCall(id=f"replay_{index + 1}_{number + 1}", name=action.tool, input=arguments))
         self.position = index + 1
         self.replayed += 1
+        self._decided = index
         text = REPLAYED_TEXT.format(number=index + 1, key=self.script.key, revision=self.script.revision)
-        return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), ""
+        return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), "", ""
 
-    def _resume(self, page: PageSignature, observation: Observation) -> ModelReply | None:
+    def _resume(self, page: PageSignature, view: PageView) -> ModelReply | None:
         if page == self._handed_over_on:
             return None
         for index in range(max(self.position, self._handed_over_step + 1), len(self.script.steps)):
-            reply, _ = self._reply_for(index, page, observation)  # checks the page before any element
+            if self.script.steps[index].page.difference(view) is not None:
+                continue
+            reply, _, _ = self._reply_for(index, view)
             if reply is not None:
                 self._handed_over_on = None
                 return reply
         return None
 
-    def _hand_over(self, page: PageSignature | None, index: int, problem: str, *, site_changed: bool = True) -> None:
-        reason = f"step {index + 1}: {problem}"
-        self.handovers.append(reason)
-        self.site_changed = self.site_changed or site_changed
+    def _hand_over(self, page: PageSignature | None, index: int, kind: str, problem: str) -> None:
+        handover = Handover(index + 1, kind, problem)
+        self.handovers.append(handover)
+        logger.info("replay of %r handed over to the model (%s) at %s", self.script.key, kind, handover)
         self._handed_over_step = index
-        self._handed_over_on = page if page is not None else PageSignature(url="", title="", kinds=())
+        self._handed_over_on = page if page is not None else PageSignature(url="", title="")
+        self.position = max(self.position, index + 1) if kind == "unsure" else self.position
         done = f"Steps 1-{self.replayed} of this task were replayed from a recorded run; " if self.replayed else ""
-        self._pending_note = (f"{done}replay stopped at {reason}. Look at the page and go on with the task from here "
-                              "yourself.")
+        self._pending_note = f"{done}replay stopped at {handover}. Look at the page and go on with the task from here yourself."

@@ -4,6 +4,8 @@ document per script key. Listing and deleting them is one command each (``webtas
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import re
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
     from webtask_core.storage import SessionStore
 
 __all__ = ["ScriptStore", "script_key", "SCRIPTS_FOLDER"]
+
+logger = logging.getLogger(__name__)
 
 SCRIPTS_FOLDER = "scripts"
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -37,6 +41,14 @@ def script_key(job: str, host: str, version: str | int = 1) -> str:
     return key
 
 
+def _older_version(raw: bytes) -> int | None:
+    try:
+        found = json.loads(raw).get("schema_version")
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return None
+    return found if isinstance(found, int) and not isinstance(found, bool) and 0 < found < SCRIPT_SCHEMA_VERSION else None
+
+
 class ScriptStore:
     """``ScriptStore(session_store)``: scripts beside the sessions (in its ``scripts/`` child)."""
 
@@ -55,10 +67,16 @@ class ScriptStore:
         return self.backend.where
 
     def load(self, key: str) -> ReplayScript | None:
-        """The script, or None. A corrupt one or one of another schema version is a
-        :class:`SessionFormatError` naming it (and left in place)."""
+        """The script, or None. One an older webtask wrote is None too (logged): it checked less than
+        replay checks now, so the next completed run records it afresh over it. A corrupt one or one
+        of a newer schema version is a :class:`SessionFormatError` naming it (and left in place)."""
         raw = self.backend.read_bytes(key)
         if raw is None:
+            return None
+        older = _older_version(raw)
+        if older is not None:
+            logger.warning("replay script %r at %s has schema_version %d (this webtask writes %d): recording it afresh",
+                           key, self.location(key), older, SCRIPT_SCHEMA_VERSION)
             return None
         return parse_versioned_document(
             raw, ReplayScript, version=SCRIPT_SCHEMA_VERSION, where=f"replay script {key!r} at {self.location(key)}",

@@ -96,16 +96,16 @@ class SelectOptionTool(Tool):
     name = "select_option"
     description = (
         "Choose an option of a <select>, or of a drop-down the page built itself (a combobox or listbox "
-        "widget: give its element id; it is opened and the option with that text clicked). For a select "
-        "that takes several options, give a list: they are added to those already selected. The result "
-        "says what the widget shows afterwards, and is an error when it did not take the option."
+        "widget: give its element id; it is opened and the option clicked), by the option's text exactly "
+        "as the page shows it (case aside). A near match is not taken: the error lists the options, so "
+        "you can pick the right one. For a select that takes several options, give a list: they are "
+        "added to those already selected. The result says what the widget shows afterwards, and is an "
+        "error when it did not take the option."
     )
 
     class Params(ToolParams):
         element_id: str = _element_id()
-        option: str | list[str] = Field(
-            description="The option's visible text (or value, for a <select>); a list of them for several."
-        )
+        option: str | list[str] = Field(description="The option's text, exactly as listed; a list of them for several.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         return await ctx.tab.select_option(params.element_id, params.option)

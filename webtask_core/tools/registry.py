@@ -20,7 +20,7 @@ The caller's own tools (``Agent(tools=...)``, see tools/function.py) come after 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,9 +93,11 @@ class ToolRegistry:
     async def run_calls(
         self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str,
         on_call: Callable[[ToolCall], None] | None = None,
+        before_call: Callable[[ToolCall, bool], Awaitable[None]] | None = None,
     ) -> list[CallOutcome]:
         """Run one reply's calls in order (see the module docstring for the rules); ``on_call`` is
-        told of each call just before it runs."""
+        told of each call just before it runs, and ``before_call`` awaited then (with whether it is
+        the first call of the reply to run)."""
         outcomes: list[CallOutcome] = []
         failed: str | None = None
         moved_to: str | None = None
@@ -126,6 +128,8 @@ class ToolRegistry:
                     continue
                 if on_call is not None:
                     on_call(call)
+                if before_call is not None:
+                    await before_call(call, not outcomes)
                 message = await tool.run(params, ctx)
             except ActionError as exc:
                 failed = call.name

@@ -68,7 +68,10 @@ async def test_the_first_run_records_and_the_next_replay_with_their_own_values(b
     assert calls_first >= 6
     (key,) = store.keys()
     script = store.load(key)
-    assert script is not None and script.revision == 1 and len(script.steps) == calls_first
+    # One step per model call, and a step that filled a form and submitted it in one turn is two:
+    # replay looks at the filled form before it submits.
+    assert script is not None and script.revision == 1 and len(script.steps) >= calls_first
+    assert sum(1 for step in script.steps if step.commit is not None) >= 2  # Next, Publish
 
     for sku, price in (("REP-2", "19.99"), ("REP-3", "120.00")):
         before = len(llm.requests)

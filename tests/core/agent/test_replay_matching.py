@@ -78,7 +78,8 @@ async def test_a_control_that_is_no_longer_unique_is_never_clicked_by_replay(bro
     assert not any(method == "POST" for method, _ in site.requests), "replay clicked a Save it had to guess"
     assert second.status is WorkerStatus.aborted and second.replayed_steps == 0
     assert len(llm.requests) == before + 1  # the model saw the page and declined
-    assert stopped and "more than one element like button" in stopped[0] and "not acting on a guess" in stopped[0]
+    # The page check sees the second Save before any element is looked for; the model is told why.
+    assert stopped and "replay stopped at step 1" in stopped[0] and "button button save" in stopped[0]
     assert store.load(store.keys()[0]).revision == 1  # a run that did not complete repairs nothing
 
 
@@ -94,3 +95,26 @@ async def test_a_button_that_moved_is_still_found_and_the_page_still_saved(brows
     assert second.status is WorkerStatus.completed and second.replay == "replayed"
     assert len(llm.requests) == before
     assert ("POST", "/saved") in site.requests
+
+
+# The form is built by the page's own script a moment after it loads (an editor, a widget library):
+# the first look sees no field; replay lets the page settle and looks again before asking the model.
+BUILT_LATER = """<title>Inbox settings</title><h1>Inbox settings</h1>
+<form method="post" action="/saved" id="f"></form>
+<script>setTimeout(() => {
+  document.getElementById('f').innerHTML = '<label>Signature <input name="signature"></label>' +
+    '<button type="submit">Save</button>';
+}, 700);</script>"""
+
+
+async def test_a_form_still_building_is_looked_at_again_not_handed_over(browser, tmp_path):
+    store = ScriptStore(LocalSessionStore(tmp_path))
+    llm = FakeLLM(settings_policy([]))
+    with PageSite(pages={"/settings": ONE_FORM, "/saved": SAVED}) as site:
+        await run(browser, site, store, llm)
+        site.pages["/settings"] = BUILT_LATER
+        site.requests.clear()
+        before = len(llm.requests)
+        second = await run(browser, site, store, llm)
+    assert second.status is WorkerStatus.completed and second.replay == "replayed", second.feedback
+    assert len(llm.requests) == before and ("POST", "/saved") in site.requests

@@ -112,11 +112,17 @@ async def test_upload_errors(browser_session, sites, tmp_path):
         await browser_session.set_input_files(ids["title"], [one])
 
 
-async def test_select_option_by_label_value_and_errors(browser_session, sites):
+async def test_select_option_by_its_exact_text_and_errors(browser_session, sites):
     ids = by_name(await open_page(browser_session, sites, "select.html"))
     assert await browser_session.select_option(ids["colour"], "Colour 42") == f'selected "Colour 42" in {ids["colour"]}'
     assert await browser_session.page.input_value("select") == "c42"
-    await browser_session.select_option(ids["colour"], "c7")
+    await browser_session.select_option(ids["colour"], "  colour 07 ")  # case and spacing aside
+    assert await browser_session.page.input_value("select") == "c7"
+    # Never a near match or a value for a text: the model is told what it may have meant, and decides.
+    with pytest.raises(ActionError, match='no option "c7"; the option whose value is "c7" reads "Colour 07"'):
+        await browser_session.select_option(ids["colour"], "c7")
+    with pytest.raises(ActionError, match='options with that in their text: "Colour 42"'):
+        await browser_session.select_option(ids["colour"], "42")
     assert await browser_session.page.input_value("select") == "c7"
     with pytest.raises(ActionError) as caught:
         await browser_session.select_option(ids["colour"], "Mauve")

@@ -25,17 +25,17 @@ async def test_rich_text_shows_its_formatting_and_toggles_their_state(browser_se
     observation = await widgets(browser_session, sites)
     notes = line_of(observation, '"Notes"')
     assert notes.endswith(
-        '(value="## Boots\\n**Hand-made** in *Spain*, see [care](/care).\\n- size 9\\n- brown **leather**" '
-        'contenteditable) "Notes"')
+        '(value="## Boots\\n**Hand-made** in *Spain*, see [x](/c).\\n- size 9\\n- brown **leather**\\n'
+        '  1. calf\\n  2. suede" contenteditable) "Notes"')
     # Its text is its value: only its controls (the link) are lines under it.
-    assert line_of(observation, '"care"').startswith("- a-")
+    assert line_of(observation, '"x"').startswith("- a-")
     assert 'text: "Hand-made' not in observation.tree
-    # Plain paragraphs read as before: one line of text.
-    assert '(value="First line Second line" contenteditable) "Plain notes"' in observation.tree
+    # Paragraphs are lines.
+    assert '(value="First line\\nSecond line" contenteditable) "Plain notes"' in observation.tree
     # A policy reads the line breaks back.
     [element] = [e for e in tree_elements(observation.tree) if e.text == "Notes"]
-    assert element.attributes["value"].splitlines() == ["## Boots", "**Hand-made** in *Spain*, see [care](/care).",
-                                                        "- size 9", "- brown **leather**"]
+    assert element.attributes["value"].splitlines() == ["## Boots", "**Hand-made** in *Spain*, see [x](/c).",
+                                                        "- size 9", "- brown **leather**", "  1. calf", "  2. suede"]
     # Pressed by a class only (Quill's ql-active, Trix's trix-active): shown as aria-pressed.
     assert '(aria-pressed="true") "B"' in observation.tree and '- button-1 "I"' in observation.tree
     assert '(aria-pressed="true") "”"' in observation.tree

@@ -44,6 +44,7 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         results = await batch_results(state)
         calls = requests_per_sku(server.requests)
         assert calls.get("REPLAY-1", 0) >= 5  # the model listed the first and recorded the script
+        first_calls = calls["REPLAY-1"]
         assert all(calls.get(f"REPLAY-{n}", 0) == 0 for n in (2, 3, 4)), calls
         assert [result.replay for result in results] == ["recorded", "replayed", "replayed", "replayed"]
         assert all(result.model_calls == 0 and result.replayed_steps > 0 for result in results[1:])
@@ -75,12 +76,35 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         results = await batch_results(state)
         calls = requests_per_sku(server.requests[before:])
         assert [result.replay for result in results] == ["repaired", "replayed", "replayed"]
-        assert results[0].replayed_steps >= 3 and 1 <= calls["CHANGED-1"] < 5  # only from the changed step
+        # only from the changed step on (the form): the log-in, search and "New listing" were replayed
+        assert results[0].replayed_steps >= 2 and 1 <= calls["CHANGED-1"] < first_calls
         assert calls.get("CHANGED-2", 0) == calls.get("CHANGED-3", 0) == 0
         for result in results:
             (stored,) = shop.listing_by_sku(result.sku)
             assert stored.shipping and stored.title.startswith("Item number")
         assert scripts.load(key).revision == 2
-        events = await read_events_for(f"webtask.script.{key}", expected=2)
+        events = await read_events_for(f"webtask.script.{key}", expected=3)
         repaired = [event for event in events if event.event == "webtask.script.repaired"]
         assert repaired and repaired[0].payload["handovers"] and repaired[0].payload["revision"] == 2
+        (handover,) = [event for event in events if event.event == "webtask.script.handover"]
+        assert (handover.payload["outcome"], handover.payload["kind"], handover.payload["sku"]) == (
+            "completed", "site", "CHANGED-1")
+
+    # The site goes back to its old layout, and the model will not list this item that way: the
+    # handover ends in an abort, which the summary and a webtask.script.handover event say.
+    shop.set_layout(Layout())
+    back = rows_with_photos(tmp_path, 1, "BACK")
+    back[0]["title"] = "Back to the old layout"  # (the other batches reuse "Item number N")
+    async with fake_model_env(MarketplaceListingPolicy(abort_on_sku={"BACK-1"}), monkeypatch):
+        state = await batch_listing_upload(listings=back, replay=True,
+                                           **params(shop, tmp_path), return_state=True)
+    (result,) = await batch_results(state)
+    assert (result.status, result.replay) == ("aborted", "handed_over") and not shop.listing_by_sku("BACK-1")
+    events = await read_events_for(f"webtask.script.{key}", expected=4)
+    (declined,) = [event for event in events if event.event == "webtask.script.handover"
+                   and event.payload["outcome"] == "aborted"]
+    assert declined.payload["sku"] == "BACK-1" and declined.payload["kind"] == "site"
+    assert declined.resource["webtask.outcome"] == "aborted"
+    summary = next(a for a in await read_artifacts(result.flow_run_id) if (a.key or "").startswith("webtask-listing"))
+    assert "After the handover | the model ended the task aborted" in summary.data
+    assert scripts.load(key).revision == 2  # nothing completed: nothing repaired

@@ -1,0 +1,123 @@
+"""The drift cases: one site change each, in one or both markup styles.
+
+A case names what changed and what besides "never a wrong submission" it expects (see
+:class:`drift_run.Case`): harmless changes must replay with zero model calls; a page that says
+something a model must weigh must reach the model. Everything else may go either way, as long as
+the site ends with this run's listing stored exactly once or with nothing stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from drift_run import Case
+from drift_site import COUNTRIES, GERMAN, MEANINGS, Extra, Style, Variant
+
+__all__ = ["CASES", "case_runs"]
+
+
+def site(**changes: Any) -> Callable[[Style], Variant]:
+    return lambda style: Variant(style=style, **changes)
+
+
+def swapped(first: str, second: str) -> Callable[[Style], Variant]:
+    """The labels of two controls swapped: the control the recording knew as ``first`` now says
+    ``second`` (and the site reads it so), and the other way round."""
+
+    def build(style: Style) -> Variant:
+        plain = Variant(style=style)
+        order = list(MEANINGS)
+        i, j = order.index(first), order.index(second)
+        order[i], order[j] = order[j], order[i]
+        return Variant(style=style, order=tuple(order),
+                       names={first: plain.name_of(second), second: plain.name_of(first)})
+
+    return build
+
+
+def renamed(style: Style) -> Variant:
+    names = ({meaning: f"listing_{meaning}" for meaning in MEANINGS} if style == "label"
+             else {meaning: f"field{index + 11}" for index, meaning in enumerate(MEANINGS)})
+    return Variant(style=style, names=names)
+
+
+def extra_field(label: str, *, required: bool, kind: str = "text", html_required: bool = True) -> Callable[[Style], Variant]:
+    def build(style: Style) -> Variant:
+        name = "brand" if style == "label" else "field9"
+        return Variant(style=style, extras=(Extra(label, name, required=required, kind=kind,  # type: ignore[arg-type]
+                                                  html_required=html_required),))
+    return build
+
+
+WITHOUT_BOOKS = (("audiobooks", "Audiobooks"), ("electronics", "Electronics"), ("home", "Home & Garden"), ("toys", "Toys"))
+BOOKS_RELABELLED = (("books", "Magazines"), *WITHOUT_BOOKS)
+ITALY_ISLANDS = tuple((key, "Italy (islands only)" if key == "it" else text) for key, text in COUNTRIES)
+REORDERED = ("description", "category", "title", "ships_to", "ships_from", "quantity", "price", "show_in_search")
+
+CASES: list[Case] = [
+    # The unchanged site: must replay alone, with this run's values (the box wanted off, recorded on).
+    Case("unchanged", "nothing (every value differs from the recording's, the box too)", site(), expect="zero_calls"),
+    Case("unchanged-box-same", "nothing (the box wanted on, as recorded)", site(),
+         values={"show_in_search": True}, expect="zero_calls"),
+    Case("json-numbers", "nothing; price and quantity come as JSON numbers (61.5, 7)", site(),
+         values={"price": 61.5, "quantity": 7}, expect="zero_calls", styles=("label",)),
+    # Labels.
+    Case("swap-price-quantity", "the Price and Quantity labels swapped", swapped("price", "quantity")),
+    Case("hide-from-search", "'Show in search' is now 'Hide from search'", site(hide_from_search=True),
+         values={"show_in_search": True}),
+    Case("swap-ships-from-to", "'Ships from' and 'Ships to' swapped", swapped("ships_from", "ships_to")),
+    Case("german", "labels in German (Titel, Preis, Menge, ...)", site(labels=dict(GERMAN))),
+    # Options.
+    Case("books-gone", "'Books' gone, 'Audiobooks' still there", site(categories=WITHOUT_BOOKS)),
+    Case("books-relabelled", "option value=books now labelled 'Magazines'", site(categories=BOOKS_RELABELLED), styles=("span",)),
+    Case("route-near-match", "'Italy' is now 'Italy (islands only)'", site(countries=ITALY_ISLANDS), styles=("label",)),
+    # Buttons.
+    Case("second-submit", "a 'save as draft' form with the same Submit button first", site(draft_button="identical"),
+         styles=("label",)),
+    Case("second-submit-explained", "a draft form with the same Submit, and a line saying so",
+         site(draft_button="explained"), styles=("span",)),
+    Case("delete-button", "the confirm page's button is now 'Delete'", site(delete_button=True), styles=("span",)),
+    Case("submit-says-publish", "the Submit button now reads 'Publish'", site(submit_text="Publish"), styles=("label",)),
+    # Fields.
+    Case("new-required-field", "a new required field 'Brand'", extra_field("Brand", required=True), styles=("label",)),
+    Case("new-required-server-only", "a new field 'Brand *' the server requires (no required attribute)",
+         extra_field("Brand *", required=True, html_required=False), styles=("span",)),
+    Case("new-required-terms", "a required box 'I accept the new seller terms'",
+         extra_field("I accept the new seller terms", required=True, kind="checkbox"), styles=("label",)),
+    Case("extra-optional-field", "a new optional field 'Brand (optional)'", extra_field("Brand (optional)", required=False),
+         styles=("span",)),
+    Case("reordered", "the fields in another order (harmless)", site(order=REORDERED), expect="ideally_zero"),
+    Case("renamed-names", "every name attribute renamed, labels the same", renamed),
+    Case("number-inputs", "price and quantity are <input type=number>", site(number_inputs=True), styles=("label",)),
+    Case("search-box", "a search form with its own 'Title' field above the form", site(search_box=True)),
+    Case("iframe", "the form moved into an iframe", site(in_iframe=True)),
+    # Checkbox state.
+    Case("box-default-on", "the box is now checked by default (wanted off)", site(checked_by_default=True),
+         values={"show_in_search": False}, styles=("span",)),
+    Case("box-default-on-click", "box checked by default, wanted on; recorded as a click",
+         site(checked_by_default=True), recording="click", values={"show_in_search": True}, styles=("label",)),
+    Case("box-off-when-recorded", "nothing; the box was off when recorded (no call), wanted on now", site(),
+         recording="box-off", values={"show_in_search": True}, styles=("span",)),
+    # Values at recording time.
+    Case("equal-when-recorded", "nothing; price = quantity = 5 when recorded", site(), recording="equal"),
+    Case("dollar-format", "nothing; the model typed '$24.50' for 24.50 when recorded", site(), recording="dollar",
+         styles=("span",)),
+    # Text a model reads.
+    Case("price-warning", "the confirm page warns 'Price differs from your last listing by 90%'",
+         site(confirm_note="Price differs from your last listing by 90%."), expect="handover", styles=("label",)),
+    Case("price-in-cents", "a note: prices are now entered in cents", site(
+        form_note="Prices are now entered in cents: type 2450 for 24.50.", price_in_cents=True), styles=("label",)),
+    Case("confirm-caps-quantity", "the confirm page shows (and publishes) quantity 5, not the 7 entered",
+         site(confirm_quantity_cap=5), styles=("span",)),
+    # Lists and failures.
+    Case("list-grew", "'My listings' has one more row (harmless)", site(extra_rows=1), expect="zero_calls"),
+    Case("crash-mid-submit", "TransientError once the Submit reached the server, before its answer", site(),
+         fault="crash_mid_submit", styles=("label",)),
+    Case("crash-after-submit", "TransientError after the Submit click's page loaded", site(),
+         fault="crash_after_submit", styles=("span",)),
+]
+
+
+def case_runs() -> list[tuple[Case, Style]]:
+    return [(case, style) for case in CASES for style in case.styles]

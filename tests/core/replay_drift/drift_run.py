@@ -1,0 +1,313 @@
+"""Running one drift case: record once per markup style (and recording flavour), copy the script,
+replay it on a changed site with this run's values, and judge what the site stored.
+
+The judge looks only at the site's own record of what was submitted (``DriftSite.events``): exactly
+one published listing with exactly this run's values, or nothing at all (the run handed over before
+anything was submitted, and the model may then abort). A wrong listing, a draft, a deletion or a
+second listing is WRONG, whatever the run reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from drift_model import SellerPolicy
+from drift_site import MEANINGS, PASSWORD, USERNAME, DriftSite, Style, Variant
+from pydantic import SecretStr
+
+from webtask_core import Agent, WorkerStatus
+from webtask_core.browser import Browser
+from webtask_core.errors import BrowserCrashedError
+from webtask_core.replay import Replay, ScriptStore
+from webtask_core.storage import LocalSessionStore
+from webtask_core.testing import FakeLLM
+from webtask_core.tools.registry import ToolRegistry
+from webtask_core.worker import WorkerOptions
+
+__all__ = ["Case", "Outcome", "DriftEnv", "RECORDED", "THIS_RUN", "SCRIPT_KEY", "RESULTS", "judge", "markdown_table"]
+
+SCRIPT_KEY = "drift-listing.site.v1"
+SECRETS = WorkerOptions(secrets={"site_password": SecretStr(PASSWORD)})
+# What the recording listed, and what every replay lists unless its case says otherwise: every field
+# differs, the box included (recorded on, wanted off), as the values of two listings do.
+RECORDED: dict[str, Any] = {
+    "sku": "DR-REC", "title": "Brass desk lamp DR-REC", "price": "24.50", "quantity": "3",
+    "category": "Home & Garden", "ships_from": "Germany", "ships_to": "France",
+    "description": "Brass lamp, works.\nBulb included.", "show_in_search": True,
+}
+THIS_RUN: dict[str, Any] = {
+    "title": "Paperback atlas {sku}", "price": "61.00", "quantity": "7", "category": "Books",
+    "ships_from": "Spain", "ships_to": "Italy", "description": "Second-hand atlas.\nA few pencil marks.",
+    # WEBTASK_DRIFT_SAME_BOX=1 wants the box on, as recorded, in the cases that do not set it: a
+    # diagnostic run showing which cases store something wrong for a reason of their own.
+    "show_in_search": os.environ.get("WEBTASK_DRIFT_SAME_BOX") == "1",
+}
+# How the seller recorded: its values over RECORDED, and how it writes prices and flips the box.
+RECORDINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "plain": ({}, {}),
+    "equal": ({"price": "5", "quantity": "5"}, {}),  # two fields with the same value
+    "dollar": ({}, {"price_format": "${}"}),  # typed "$24.50" for 24.50
+    "click": ({}, {"checkbox_by_click": True}),  # flipped the box with a click
+    "box-off": ({"show_in_search": False}, {}),  # wanted the box off: nothing to do, no call recorded
+}
+RESULTS: list[Outcome] = []  # every run of this session, for the table at the end
+
+Expect = Literal["any", "zero_calls", "ideally_zero", "handover"]
+Fault = Literal["", "crash_after_submit", "crash_mid_submit"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One site change. ``site(style)`` builds the changed site; ``values``: this run's values over
+    THIS_RUN; ``expect``: besides "no wrong submission" — ``zero_calls`` (harmless: replay must
+    finish it alone, correctly), ``ideally_zero`` (the same, reported but not failed when the model
+    was asked), ``handover`` (the page says something a model must weigh: the model must be asked),
+    ``any`` (replayed or handed over, either is fine)."""
+
+    name: str
+    what: str
+    site: Callable[[Style], Variant]
+    styles: tuple[Style, ...] = ("label", "span")
+    recording: str = "plain"
+    values: dict[str, Any] = field(default_factory=dict)
+    expect: Expect = "any"
+    fault: Fault = ""
+
+
+@dataclass
+class Outcome:
+    case: str
+    style: str
+    what: str
+    expect: Expect
+    status: str = ""
+    replay: str = ""
+    model_calls: int = 0
+    replayed_steps: int = 0
+    handovers: list[str] = field(default_factory=list)
+    stored: str = ""  # none | right | what was wrong
+    wrong: bool = False
+    verdict: str = ""
+    feedback: str = ""
+    seconds: float = 0.0
+    error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.startswith("ok")
+
+    def explain(self) -> str:
+        return (f"{self.case} [{self.style}]: {self.verdict} — stored: {self.stored}; replay={self.replay}, "
+                f"status={self.status}, model calls={self.model_calls}, replayed steps={self.replayed_steps}, "
+                f"handovers={self.handovers}, feedback={self.feedback!r}{', error=' + self.error if self.error else ''}")
+
+
+def _as_number(value: Any) -> Decimal:
+    return Decimal(str(value).replace("$", "").strip())
+
+
+def judge(events: list[tuple[str, dict[str, Any]]], wanted: dict[str, Any]) -> tuple[bool, str]:
+    """(wrong, what was stored): nothing, or one listing with exactly ``wanted``'s values, is right."""
+    if not events:
+        return False, "none"
+    kinds = [kind for kind, _ in events]
+    if kinds != ["publish"]:
+        return True, "events " + ", ".join(kinds)
+    (_, stored), = events
+    differences = []
+    for name in MEANINGS:
+        got, want = stored.get(name), wanted[name]
+        if name in ("price", "quantity"):
+            same = got is not None and Decimal(got) == _as_number(want)
+        elif name == "description":
+            same = " ".join(str(got).split()) == " ".join(str(want).split())
+        elif name == "show_in_search":
+            same = got is bool(want)
+        else:
+            same = got == want
+        if not same:
+            differences.append(f"{name}={_shown(got)} (wanted {_shown(want)})")
+    return (True, "; ".join(differences)) if differences else (False, "right")
+
+
+def _shown(value: Any) -> str:
+    return f"{value:f}" if isinstance(value, Decimal) else repr(value)
+
+
+def task_for(values: dict[str, Any]) -> str:
+    return ("List this item on the seller site: log in, fill in the new-listing form with exactly these "
+            "values, check the confirm page, and submit it once.\n"
+            f"```json\n{json.dumps(values, indent=2)}\n```")
+
+
+@contextlib.contextmanager
+def crash_at_publish(site: DriftSite, fault: Fault) -> Iterator[list[str]]:
+    """The step whose call made the site publish raises a TransientError once (the browser "died"),
+    through ToolRegistry.run_calls as the repo's own replay test injects it. ``crash_after_submit``:
+    after the step's calls ran (the published page had loaded); ``crash_mid_submit``: as soon as the
+    listing is stored, while the browser still waits for the answer (the site holds it back)."""
+    crashed: list[str] = []
+    if not fault:
+        yield crashed
+        return
+    published = threading.Event()
+    site.on_publish.append(published.set)
+    if fault == "crash_mid_submit":
+        site.hold_answer = threading.Event()
+    real = ToolRegistry.run_calls
+
+    def crash(calls: Any) -> BrowserCrashedError:
+        crashed.append(calls[0].id if calls else "?")
+        if site.hold_answer is not None:
+            site.hold_answer.set()  # later Submits are answered at once
+        return BrowserCrashedError("the browser died right after the Submit click (injected by the drift suite)")
+
+    async def run_calls(self: ToolRegistry, calls: Any, *args: Any, **kwargs: Any) -> Any:
+        if crashed:
+            return await real(self, calls, *args, **kwargs)
+        running = asyncio.ensure_future(real(self, calls, *args, **kwargs))
+        while not running.done() and not (fault == "crash_mid_submit" and published.is_set()):
+            await asyncio.wait({running}, timeout=0.02)
+        if not running.done():
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await running
+            raise crash(calls)
+        outcomes = running.result()
+        if published.is_set():
+            raise crash(calls)
+        return outcomes
+
+    ToolRegistry.run_calls = run_calls  # type: ignore[method-assign]
+    try:
+        yield crashed
+    finally:
+        ToolRegistry.run_calls = real  # type: ignore[method-assign]
+
+
+class DriftEnv:
+    """A browser, a work folder, and the recordings made so far (one per style and flavour)."""
+
+    def __init__(self, browser: Browser, folder: Path):
+        self.browser = browser
+        self.folder = folder
+        self._recordings: dict[tuple[Style, str], Path] = {}
+        self._lock = asyncio.Lock()
+        self._counter = 0
+
+    async def recording(self, style: Style, flavour: str) -> Path:
+        """The session-store folder holding the script recorded on the unchanged site."""
+        async with self._lock:
+            key = (style, flavour)
+            if key not in self._recordings:
+                self._recordings[key] = await self._record(style, flavour)
+            return self._recordings[key]
+
+    async def _record(self, style: Style, flavour: str) -> Path:
+        changes, policy_options = RECORDINGS[flavour]
+        values = RECORDED | changes
+        folder = self.folder / f"recorded-{style}-{flavour}"
+        with DriftSite(Variant(style=style)) as site:
+            params = self._params(values, site)
+            llm = FakeLLM(SellerPolicy(**policy_options))
+            result, _ = await self._do(site, params, ScriptStore(LocalSessionStore(folder)), llm)
+            wrong, stored = judge(site.events, params)
+        if result.status is not WorkerStatus.completed or result.replay != "recorded" or wrong or stored != "right":
+            raise RuntimeError(f"the {style}/{flavour} recording failed: {result.status} {result.replay} "
+                               f"stored {stored}; {result.feedback}")
+        return folder
+
+    @staticmethod
+    def _params(values: dict[str, Any], site: DriftSite) -> dict[str, Any]:
+        params = {key: value.format(sku=values["sku"]) if isinstance(value, str) else value
+                  for key, value in values.items()}
+        return params | {"username": USERNAME, "password": "{{secret:site_password}}",
+                         "site_url": site.url("/listings")}
+
+    async def _do(self, site: DriftSite, params: dict[str, Any], store: ScriptStore | None,
+                  llm: FakeLLM) -> tuple[Any, Agent]:
+        # The agent opens its own tab in the shared browser, as the flow does: after a failure it may
+        # reopen it at the last good step's URL.
+        agent = Agent(llm, browser=self.browser, options=SECRETS, start_url=site.url("/login"), retry_delay_s=0.1)
+        try:
+            replay = (Replay(key=SCRIPT_KEY, params=params, store=store, identifying=("sku", "title"))
+                      if store is not None else None)
+            result = await agent.do(task_for(params), max_steps=16, replay=replay)
+            return result, agent
+        finally:
+            await agent.close()
+
+    async def run(self, case: Case, style: Style, *, replay: bool = True) -> Outcome:
+        """The case replayed from its recording; without ``replay``, the model alone on the changed
+        site (a check of the site, the model and the judge: the model never stores a wrong listing)."""
+        started = time.perf_counter()
+        outcome = Outcome(case=case.name, style=style, what=case.what, expect=case.expect if replay else "any")
+        self._counter += 1
+        store = None
+        if replay:
+            recorded = await self.recording(style, case.recording)
+            folder = self.folder / f"case-{self._counter}-{case.name}-{style}"
+            shutil.copytree(recorded, folder)
+            store = ScriptStore(LocalSessionStore(folder))
+        _, policy_options = RECORDINGS[case.recording]
+        with DriftSite(case.site(style)) as site:
+            values = THIS_RUN | {"sku": f"DR-{self._counter}"} | case.values
+            params = self._params(values, site)
+            llm = FakeLLM(SellerPolicy(**policy_options))
+            try:
+                with crash_at_publish(site, case.fault):
+                    result, _agent = await self._do(site, params, store, llm)
+                outcome.status, outcome.replay = result.status.value, result.replay
+                outcome.replayed_steps, outcome.feedback = result.replayed_steps, result.feedback[:160]
+                outcome.handovers = list(result.replay_handovers)
+            except Exception as error:  # a run that raised is reported in the table, and judged all the same
+                outcome.status, outcome.error = type(error).__name__, str(error)[:200]
+            outcome.model_calls = len(llm.requests)
+            outcome.wrong, outcome.stored = judge(site.events, params)
+        outcome.verdict = _verdict(outcome, outcome.expect)
+        outcome.seconds = round(time.perf_counter() - started, 2)
+        return outcome
+
+
+def _verdict(outcome: Outcome, expect: Expect) -> str:
+    if outcome.wrong:
+        return "WRONG"
+    if outcome.error:
+        return f"FAIL: raised {outcome.status}"
+    if expect == "zero_calls" and (outcome.model_calls or outcome.stored != "right"):
+        return f"FAIL: expected 0 model calls and the listing stored ({outcome.model_calls} calls, stored {outcome.stored})"
+    if expect == "handover" and outcome.model_calls == 0:
+        return "FAIL: expected a hand-over to the model (0 model calls)"
+    if expect == "ideally_zero" and outcome.model_calls:
+        return f"ok ({outcome.model_calls} model calls; ideally 0)"
+    return "ok"
+
+
+def markdown_table(outcomes: list[Outcome]) -> str:
+    lines = ["| case | style | what changed | expect | replay | status | model calls | replayed steps | "
+             "hand-overs | stored | verdict |", "|" + " --- |" * 11]
+    for item in outcomes:
+        handovers = "; ".join(item.handovers)[:90].replace("|", "/") or "-"
+        lines.append(f"| {item.case} | {item.style} | {item.what} | {item.expect} | {item.replay or '-'} | "
+                     f"{item.status} | {item.model_calls} | {item.replayed_steps} | {handovers} | "
+                     f"{item.stored.replace('|', '/')} | {item.verdict} |")
+    wrong = sum(item.wrong for item in outcomes)
+    silent = sum(item.wrong and item.model_calls == 0 for item in outcomes)
+    passed = sum(item.passed for item in outcomes)
+    lines.append("")
+    if THIS_RUN["show_in_search"]:
+        lines.append("(WEBTASK_DRIFT_SAME_BOX=1: the box wanted on, as recorded, unless a case says otherwise)")
+    lines.append(f"{len(outcomes)} runs: {passed} ok, {wrong} stored something wrong ({silent} of them with 0 model "
+                 f"calls), {len(outcomes) - passed - wrong} failed an expectation.")
+    return "\n".join(lines)

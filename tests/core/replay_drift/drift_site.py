@@ -1,0 +1,383 @@
+"""A small listing site for the replay drift suite, built the way a reviewer would, not for our code.
+
+Log in → "My listings" → "New listing" (title, price, quantity, category, ships from / ships to,
+description, "Show in search") → a page that shows what was entered → Submit → published. Every
+state-changing request is kept in ``site.events`` as ``(kind, values)``: ``publish`` for a listing,
+``draft`` for a draft saved, ``delete`` for a deletion; the judge reads nothing else.
+
+Two markup styles: ``label`` (real ``<label for>`` and names that say what they are) and ``span``
+(a text ``<span>`` beside each control, generated names ``field1``…``field8``). A :class:`Variant`
+describes one version of the site: which label goes with which control, the options, extra fields,
+notes, a second Submit, a frame, what happens after Submit. The server reads each control by what
+its label says *on this variant* — the label is what the site means.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import threading
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = ["Style", "MEANINGS", "ENGLISH", "GERMAN", "CATEGORIES", "COUNTRIES", "Extra", "Variant", "DriftSite",
+           "USERNAME", "PASSWORD"]
+
+Style = Literal["label", "span"]
+USERNAME, PASSWORD = "seller", "drift-pass"
+MEANINGS = ("title", "price", "quantity", "category", "ships_from", "ships_to", "description", "show_in_search")
+ENGLISH = {"title": "Title", "price": "Price", "quantity": "Quantity", "category": "Category",
+           "ships_from": "Ships from", "ships_to": "Ships to", "description": "Description",
+           "show_in_search": "Show in search"}
+GERMAN = {"title": "Titel", "price": "Preis", "quantity": "Menge", "category": "Kategorie",
+          "ships_from": "Versand von", "ships_to": "Versand nach", "description": "Beschreibung",
+          "show_in_search": "In der Suche anzeigen"}
+CATEGORIES = (("books", "Books"), ("audiobooks", "Audiobooks"), ("electronics", "Electronics"),
+              ("home", "Home & Garden"), ("toys", "Toys"))
+COUNTRIES = (("de", "Germany"), ("fr", "France"), ("es", "Spain"), ("it", "Italy"), ("pl", "Poland"))
+_SELECTS = {"category": "CATEGORIES", "ships_from": "COUNTRIES", "ships_to": "COUNTRIES"}
+_SEEDED = (("Old oak chair", "12.00"), ("Green glass vase", "8.50"))
+_EXTRA_ROWS = (("Copper kettle", "19.00"), ("Linen tablecloth", "14.00"), ("Wool blanket", "30.00"))
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A field the recording never saw: ``required`` ones make the server refuse a form without them."""
+
+    label: str
+    name: str
+    required: bool = False
+    kind: Literal["text", "checkbox"] = "text"
+    html_required: bool = True  # the `required` attribute (the browser refuses to send the form)
+
+
+@dataclass(frozen=True)
+class Variant:
+    style: Style = "label"
+    labels: dict[str, str] = field(default_factory=lambda: dict(ENGLISH))
+    names: dict[str, str] = field(default_factory=dict)  # meaning -> name attribute, over the style's default
+    order: tuple[str, ...] = MEANINGS
+    categories: tuple[tuple[str, str], ...] = CATEGORIES
+    countries: tuple[tuple[str, str], ...] = COUNTRIES
+    hide_from_search: bool = False  # the checkbox means the opposite ("Hide from search")
+    checked_by_default: bool = False
+    extras: tuple[Extra, ...] = ()
+    form_note: str = ""  # text shown above the form
+    price_in_cents: bool = False  # the server reads the price as cents
+    number_inputs: bool = False  # price and quantity as <input type="number">
+    confirm_note: str = ""  # text shown on the confirm page
+    confirm_quantity_cap: int | None = None  # the confirm page (and what is published) caps the quantity
+    # A "save as draft" form before the real one on the confirm page, its button also "Submit" (same
+    # name): "identical" says nothing else, "explained" has a line saying it saves a draft.
+    draft_button: Literal["", "identical", "explained"] = ""
+    delete_button: bool = False  # the confirm page's button deletes instead ("Delete")
+    submit_text: str = "Submit"
+    in_iframe: bool = False  # the form lives in an <iframe> of the new-listing page
+    extra_rows: int = 0  # more listings on "My listings" than when recorded
+    search_box: bool = False  # a search form above the listing form with its own "Title" field
+
+    def name_of(self, meaning: str) -> str:
+        if meaning in self.names:
+            return self.names[meaning]
+        return meaning if self.style == "label" else f"field{MEANINGS.index(meaning) + 1}"
+
+    def options_of(self, meaning: str) -> tuple[tuple[str, str], ...]:
+        return self.categories if meaning == "category" else self.countries
+
+
+_STYLE = """<style>body{font-family:sans-serif;margin:24px;max-width:760px}.row{margin:10px 0}
+.caption{display:inline-block;width:140px}label{display:inline-block;width:140px}
+.check label,.check .caption{width:auto}input[type=text],input[type=number],textarea,select{width:320px}
+.note{background:#fff3cd;padding:8px;border:1px solid #e0c36c}.error{color:#b00020}
+table{border-collapse:collapse}td{padding:4px 10px}</style>"""
+
+
+def _page(title: str, body: str) -> str:
+    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title>{_STYLE}"
+    return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
+
+
+def _parse_number(text: str) -> Decimal | None:
+    cleaned = text.strip().replace("$", "").replace("€", "").replace(" ", "")
+    try:
+        return Decimal(cleaned) if cleaned else None
+    except InvalidOperation:
+        return None
+
+
+class DriftSite:
+    """The site on 127.0.0.1:random; ``events`` holds what was published, drafted or deleted."""
+
+    def __init__(self, variant: Variant | None = None):
+        self.variant = variant or Variant()
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.requests: list[tuple[str, str]] = []
+        self._drafts: dict[int, dict[str, Any]] = {}
+        self._listings: dict[int, dict[str, Any]] = {}
+        self._sessions: set[str] = set()
+        self._ids = itertools.count(101)
+        self._lock = threading.Lock()
+        self.on_publish: list[Any] = []  # callables run after a listing is stored (fault injection)
+        # An Event to hold the answers to Submits until it is set (at most 10 s): the listing is
+        # stored, the browser still waits for the page.
+        self.hold_answer: threading.Event | None = None
+        rows = _SEEDED + _EXTRA_ROWS[: self.variant.extra_rows]
+        for title, price in rows:
+            self._listings[next(self._ids)] = {"title": title, "price": price}
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                return
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                site._handle(self, "GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                site._handle(self, "POST")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    # ---- lifecycle ----
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def url(self, path: str) -> str:
+        return self.origin + path
+
+    def __enter__(self) -> DriftSite:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.hold_answer is not None:
+            self.hold_answer.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    # ---- requests ----
+
+    def _handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length).decode() if length else ""
+        form = {key: values[-1] for key, values in parse_qs(body, keep_blank_values=True).items()}
+        path = urlsplit(request.path).path
+        self.requests.append((method, request.path))
+        cookie = request.headers.get("Cookie") or ""
+        logged_in = any(part.strip() == f"sid={sid}" for part in cookie.split(";") for sid in self._sessions)
+        with self._lock:
+            if path in ("/", "/login"):
+                answer = self._login(method, form)
+            elif not logged_in:
+                answer = (303, "", {"Location": "/login"})
+            else:
+                answer = self._route(method, path, form)
+        status, page, headers = answer
+        if path == "/listings/submit" and self.hold_answer is not None and not self.hold_answer.is_set():
+            self.hold_answer.wait(10)
+        data = page.encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "text/html; charset=utf-8")
+        request.send_header("Content-Length", str(len(data)))
+        for key, value in headers.items():
+            request.send_header(key, value)
+        request.end_headers()
+        request.wfile.write(data)
+
+    def _route(self, method: str, path: str, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
+        parts = [part for part in path.split("/") if part]
+        if path == "/listings":
+            return 200, self._list_page(), {}
+        if path == "/listings/new":
+            if method == "POST":
+                return self._save_form(form)
+            return 200, self._new_page(), {}
+        if path == "/listings/new/form":
+            return 200, self._form_page({}, ""), {}
+        if path == "/listings/submit" and method == "POST":
+            return self._submit(form)
+        if len(parts) == 3 and parts[1] == "confirm" and parts[2].isdigit() and int(parts[2]) in self._drafts:
+            return 200, self._confirm_page(int(parts[2])), {}
+        if len(parts) == 2 and parts[1].isdigit() and int(parts[1]) in self._listings:
+            return 200, self._listing_page(int(parts[1])), {}
+        return 404, _page("Not found", "<h1>Not found</h1><p><a href='/listings'>My listings</a></p>"), {}
+
+    def _login(self, method: str, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
+        error = ""
+        if method == "POST":
+            if form.get("username") == USERNAME and form.get("password") == PASSWORD:
+                sid = f"s{len(self._sessions) + 1}x{id(self) % 9973}"
+                self._sessions.add(sid)
+                return 303, "", {"Location": "/listings", "Set-Cookie": f"sid={sid}; Path=/; HttpOnly"}
+            error = "<p class='error'>Wrong username or password.</p>"
+        body = f"""<h1>Seller log in</h1>{error}<form method="post" action="/login">
+<div class="row"><label for="u">Username</label><input id="u" name="username" type="text"></div>
+<div class="row"><label for="p">Password</label><input id="p" name="password" type="password"></div>
+<button type="submit">Log in</button></form>"""
+        return 200, _page("Log in", body), {}
+
+    # ---- pages ----
+
+    def _list_page(self) -> str:
+        rows = "".join(f"<tr><td><a href='/listings/{key}'>{html.escape(item['title'])}</a></td>"
+                       f"<td>{html.escape(str(item['price']))}</td></tr>" for key, item in self._listings.items())
+        body = f"""<h1>My listings</h1><p><a href="/listings/new">New listing</a></p>
+<table><thead><tr><th>Title</th><th>Price</th></tr></thead><tbody>{rows}</tbody></table>"""
+        return _page("My listings", body)
+
+    def _new_page(self) -> str:
+        if not self.variant.in_iframe:
+            return self._form_page({}, "")
+        body = ("<h1>New listing</h1><iframe src='/listings/new/form' title='Listing form' "
+                "style='width:100%;height:820px;border:1px solid #ccc'></iframe>")
+        return _page("New listing", body)
+
+    def _control(self, meaning: str, values: dict[str, str]) -> tuple[str, str]:
+        """(caption html, control html) of one of the eight fields."""
+        variant = self.variant
+        name, label = variant.name_of(meaning), variant.labels[meaning]
+        if variant.hide_from_search and meaning == "show_in_search":
+            label = "Hide from search"
+        ident = f"f-{name}"
+        caption = (f"<label for='{ident}'>{html.escape(label)}</label>" if variant.style == "label"
+                   else f"<span class='caption'>{html.escape(label)}</span>")
+        attribute = f"id='{ident}' name='{name}'" if variant.style == "label" else f"name='{name}'"
+        value = values.get(name, "")
+        if meaning in _SELECTS:
+            options = "".join(f"<option value='{html.escape(key)}'{' selected' if key == value else ''}>"
+                              f"{html.escape(text)}</option>" for key, text in variant.options_of(meaning))
+            return caption, f"<select {attribute}><option value=''>Choose…</option>{options}</select>"
+        if meaning == "description":
+            return caption, f"<textarea {attribute} rows='4'>{html.escape(value)}</textarea>"
+        if meaning == "show_in_search":
+            checked = (name in values) if values else variant.checked_by_default
+            return caption, f"<input type='checkbox' {attribute} value='yes'{' checked' if checked else ''}>"
+        kind = "number' step='any" if variant.number_inputs and meaning in ("price", "quantity") else "text"
+        return caption, f"<input type='{kind}' {attribute} value='{html.escape(value)}'>"
+
+    def _form_page(self, values: dict[str, str], error: str) -> str:
+        variant = self.variant
+        rows = []
+        for meaning in variant.order:
+            caption, control = self._control(meaning, values)
+            if meaning == "show_in_search":
+                rows.append(f"<div class='row check'>{control} {caption}</div>")
+            else:
+                rows.append(f"<div class='row'>{caption}{control}</div>")
+        for extra in variant.extras:
+            ident = f"x-{extra.name}"
+            caption = (f"<label for='{ident}'>{html.escape(extra.label)}</label>" if variant.style == "label"
+                       else f"<span class='caption'>{html.escape(extra.label)}</span>")
+            attribute = f"id='{ident}' name='{extra.name}'" if variant.style == "label" else f"name='{extra.name}'"
+            required = " required" if extra.required and extra.html_required else ""
+            if extra.kind == "checkbox":
+                rows.append(f"<div class='row check'><input type='checkbox' {attribute} value='yes'{required}> {caption}</div>")
+            else:
+                value = html.escape(values.get(extra.name, ""))
+                rows.append(f"<div class='row'>{caption}<input type='text' {attribute} value='{value}'{required}></div>")
+        note = f"<p class='note'>{html.escape(variant.form_note)}</p>" if variant.form_note else ""
+        errors = f"<p class='error'>{html.escape(error)}</p>" if error else ""
+        search = ""
+        if variant.search_box:
+            search_name = "q" if variant.style == "label" else "field1"
+            search_caption = ("<label for='q'>Title</label>" if variant.style == "label"
+                              else "<span class='caption'>Title</span>")
+            search_id = " id='q'" if variant.style == "label" else ""
+            search = (f"<form method='get' action='/listings'><div class='row'>{search_caption}"
+                      f"<input type='text' name='{search_name}'{search_id}><button type='submit'>Search</button></div></form>")
+        target = " target='_top'" if variant.in_iframe else ""
+        body = (f"<h1>New listing</h1>{search}{note}{errors}<form method='post' action='/listings/new'{target}>"
+                f"{''.join(rows)}<button type='submit'>Continue</button></form>")
+        return _page("New listing", body)
+
+    def _save_form(self, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
+        variant = self.variant
+        values: dict[str, Any] = {}
+        problems = []
+        for meaning in MEANINGS:
+            name = variant.name_of(meaning)
+            raw = form.get(name, "")
+            if meaning == "show_in_search":
+                values[meaning] = (name in form) != variant.hide_from_search
+            elif meaning in _SELECTS:
+                chosen = dict(variant.options_of(meaning)).get(raw)
+                if chosen is None:
+                    problems.append(f"choose a {variant.labels[meaning]}")
+                values[meaning] = chosen
+            elif meaning in ("price", "quantity"):
+                number = _parse_number(raw)
+                if number is None:
+                    problems.append(f"{variant.labels[meaning]} must be a number")
+                elif meaning == "price" and variant.price_in_cents:
+                    number = number / 100
+                values[meaning] = number
+            else:
+                values[meaning] = raw.strip()
+                if meaning == "title" and not raw.strip():
+                    problems.append(f"{variant.labels[meaning]} is required")
+        for extra in variant.extras:
+            if extra.required and not form.get(extra.name, "").strip():
+                problems.append(f"{extra.label} is required")
+        if problems:
+            return 200, self._form_page(form, "Please correct: " + "; ".join(problems) + "."), {}
+        if variant.confirm_quantity_cap is not None:
+            values["quantity"] = min(values["quantity"], Decimal(variant.confirm_quantity_cap))
+        draft = next(self._ids)
+        self._drafts[draft] = values
+        return 303, "", {"Location": f"/listings/confirm/{draft}"}
+
+    def _confirm_page(self, draft: int) -> str:
+        values, variant = self._drafts[draft], self.variant
+        shown = []
+        for meaning in MEANINGS:
+            value = values[meaning]
+            if meaning == "show_in_search":
+                text = "Yes" if value else "No"
+            elif meaning == "price":
+                text = f"{value:.2f}"
+            else:
+                text = str(value)
+            label = "Shown in search" if meaning == "show_in_search" else variant.labels[meaning]
+            shown.append(f"<tr><td>{html.escape(label)}:</td><td>{html.escape(text)}</td></tr>")
+        note = f"<p class='note'>{html.escape(variant.confirm_note)}</p>" if variant.confirm_note else ""
+        publish_text, action = ("Delete", "delete") if variant.delete_button else (variant.submit_text, "publish")
+        hidden = f"<input type='hidden' name='draft' value='{draft}'>"
+        forms = (f"<form method='post' action='/listings/submit'>{hidden}"
+                 f"<button type='submit' name='action' value='{action}'>{html.escape(publish_text)}</button></form>")
+        if variant.draft_button:
+            hint = "<p>Not ready yet? Save it as a draft.</p>" if variant.draft_button == "explained" else ""
+            forms = (f"<form method='post' action='/listings/submit'>{hidden}{hint}"
+                     f"<button type='submit' name='action' value='draft'>Submit</button></form>") + forms
+        body = f"<h1>Check your listing</h1>{note}<table>{''.join(shown)}</table>{forms}"
+        return _page("Check your listing", body)
+
+    def _submit(self, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
+        draft = int(form["draft"]) if form.get("draft", "").isdigit() else -1
+        values = self._drafts.get(draft)
+        if values is None:
+            return 404, _page("Not found", "<h1>No such draft</h1>"), {}
+        action = form.get("action", "publish")
+        self.events.append((action, dict(values)))
+        if action == "draft":
+            return 303, "", {"Location": "/listings"}
+        if action == "delete":
+            self._listings.pop(min(self._listings), None)
+            return 303, "", {"Location": "/listings"}
+        listing = next(self._ids)
+        self._listings[listing] = {"title": values["title"], "price": f"{values['price']:.2f}"}
+        for callback in self.on_publish:
+            callback()
+        return 303, "", {"Location": f"/listings/{listing}"}
+
+    def _listing_page(self, listing: int) -> str:
+        item = self._listings[listing]
+        body = (f"<h1>Listing published</h1><p>“{html.escape(item['title'])}” is live at {html.escape(item['price'])}.</p>"
+                "<p><a href='/listings'>Back to my listings</a></p>")
+        return _page(item["title"], body)

@@ -1,0 +1,37 @@
+"""Replay against a site that changed under a recorded script (issue 18): a listing site of its own in
+two markup styles, a careful scripted model, and 30+ changes a hostile or merely different site
+makes. Each run must end with exactly this run's listing stored once, or nothing stored (a hand-over
+before anything was submitted): never a wrong listing, a draft, a deletion or a second listing.
+Harmless changes must still replay with zero model calls; a page that says something a model must
+weigh must reach the model. The cases are in drift_cases.py, the site in drift_site.py, the model in
+drift_model.py, the judge in drift_run.py; ``python -m tests.core.replay_drift.table`` prints the
+whole table without pytest (pytest prints it too when a case failed, or with WEBTASK_DRIFT_TABLE=1)."""
+
+from __future__ import annotations
+
+import pytest
+from drift_cases import case_runs
+from drift_run import RESULTS, Case, DriftEnv
+from drift_site import Style
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize(("case", "style"), case_runs(), ids=[f"{case.name}-{style}" for case, style in case_runs()])
+async def test_a_changed_site_never_gets_a_wrong_submission(case: Case, style: Style, drift_env: DriftEnv) -> None:
+    outcome = await drift_env.run(case, style)
+    RESULTS.append(outcome)
+    assert not outcome.wrong, f"a wrong submission: {outcome.explain()}"
+    assert outcome.passed, outcome.explain()
+
+
+CRASHES = [(case, style) for case, style in case_runs() if case.name.startswith("crash")]
+
+
+@pytest.mark.parametrize(("case", "style"), CRASHES, ids=[f"{case.name}-{style}" for case, style in CRASHES])
+async def test_the_models_own_submit_that_failed_is_never_repeated_blindly(case: Case, style: Style,
+                                                                          drift_env: DriftEnv) -> None:
+    """Without replay: the model's Submit reached the site and the step failed; the retried step's
+    model is told it may have gone through, looks, and lists nothing twice."""
+    outcome = await drift_env.run(case, style, replay=False)
+    assert not outcome.wrong, f"a wrong submission: {outcome.explain()}"

@@ -1,0 +1,218 @@
+"""The irreversible act: before replay submits, the page must show this run's values.
+
+A **commit** is a call that may change something for good: a click on a control that submits a
+form (``_submit`` in the observation) or that says so (Publish, Submit, Confirm, Pay, Delete,
+Save...), and Enter pressed in a field. When a recorded step holds one, the recording keeps what
+the page showed right before it (:class:`CommitCheck`):
+
+- the submitted form's controls (all controls on the page when it has no form), in order, each
+  with the value it held as a template of the run's values (``{{param:price|num:2}}``): a text
+  field's or select's value, a checkbox's state, which radio of a group was chosen;
+- the page's text lines outside lists of records, as templates too (a confirm page's
+  ``Price: $45.00`` is ``Price: ${{param:price}}``).
+
+Replay, before the same call, checks the page against it with this run's values: the same
+controls (no more, no fewer), each showing what this run should have put there, and the same
+words. Anything else hands the step to the model before anything is submitted. A recording that
+cannot be checked (a value that fits two fields the labels do not tell apart) is marked so, and
+replay always hands that step over.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from webtask_core.replay.reading import ReadText, is_field, is_value_display
+from webtask_core.replay.templates import Binding, label_words, shown_matches, template_text
+
+if TYPE_CHECKING:
+    from webtask_core.browser.models import ElementInfo
+    from webtask_core.replay.signature import PageView
+
+__all__ = ["CommitCheck", "ExpectedControl", "is_commit", "capture_commit", "verify_commit"]
+
+_COMMIT_WORDS = re.compile(
+    r"\b(publish\w*|submit\w*|confirm\w*|place (?:your )?order|order now|pay|pay now|buy\w*|purchase|check ?out|"
+    r"delete|remove|save|save \w+|post|send|create|finish|complete|approve|sign up|register|transfer|donate|"
+    r"book now|apply|list (?:it|item|now)|go live)\b")
+_ENTER = re.compile(r"\benter\b|\breturn\b", re.IGNORECASE)
+
+
+def is_commit(tool: str, arguments: Mapping[str, Any], element: ElementInfo | None) -> bool:
+    """Whether a call may submit or change something for good (see the module docstring)."""
+    if tool == "press_key":
+        return bool(_ENTER.search(str(arguments.get("key", "")))) and (
+            element is None or element.tag in ("input", "select") or "_form" in element.attributes)
+    if tool != "click" or element is None:
+        return False
+    if element.attributes.get("_submit", "get") not in ("get", "dialog"):
+        return True  # it posts a form (a GET form only asks, as a search does)
+    words = " ".join(filter(None, (element.text, element.attributes.get("aria-label"),
+                                   element.attributes.get("title"))))
+    return bool(_COMMIT_WORDS.search(words.casefold()))
+
+
+class ExpectedControl(BaseModel):
+    key: str  # what the control is (signature.control_key)
+    value: str | None = None  # the template of the value it showed (text fields, selects); None: not compared
+    checked: bool | str | None = None  # a checkbox's state, or the {{param:...}} of a boolean
+
+
+class CommitCheck(BaseModel):
+    controls: list[ExpectedControl] = Field(default_factory=list)  # the submitted form's, in page order
+    groups: dict[str, str] = Field(default_factory=dict)  # radio group -> the chosen radio's label template
+    texts: list[str] = Field(default_factory=list)  # the page's words, as templates
+    unsure: str | None = None  # why this recording cannot be checked against a later run
+
+
+def _form_controls(view: PageView, element_id: str | None) -> list[str]:
+    """The ids of the controls the commit submits: its form's, else every control outside lists."""
+    elements = view.observation.elements
+    form = elements[element_id].attributes.get("_form") if element_id in elements else None
+    frame = elements[element_id].frame_path if element_id in elements else ""
+    if form is not None:
+        return [key for key, element in elements.items()
+                if element.attributes.get("_form") == form and element.frame_path == frame]
+    return [key for key in elements if view.unit_of(key) is None]
+
+
+def _checked(element: ElementInfo) -> bool:
+    return "checked" in element.attributes or element.attributes.get("aria-checked") == "true"
+
+
+def _is_radio(element: ElementInfo) -> bool:
+    return element.type == "radio" or element.role == "radio"
+
+
+def _is_box(element: ElementInfo) -> bool:
+    return element.type == "checkbox" or (element.role or "") in ("checkbox", "switch")
+
+
+def _group_of(element: ElementInfo) -> str:
+    return element.name or (element.context[-1] if element.context else "")
+
+
+def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, Any],
+                   files: Sequence[str]) -> CommitCheck:
+    """What the page showed right before a commit on ``element_id`` (None: the focused field)."""
+    check = CommitCheck()
+    problems: list[str] = []
+    for key in _form_controls(view, element_id):
+        element = view.observation.elements[key]
+        read = view.reading.controls.get(key)
+        label = label_words(element.text, element.name, read.before if read else "", read.after if read else "")
+        expected = ExpectedControl(key=view.keys[key])
+        if _is_radio(element):
+            if _checked(element):
+                binding = Binding(params, label_words(_group_of(element), element.text), strict=False, files=files)
+                check.groups[_group_of(element)] = template_text(element.text, binding)
+                problems += [binding.problem] if binding.problem else []
+        elif _is_box(element):
+            binding = Binding(params, label, strict=False)
+            state = _checked(element)
+            chosen = binding.choose(str(state).lower(), [name for name, value in params.items()
+                                                         if isinstance(value, bool) and value is state], weak=True)
+            expected.checked = "{{param:" + chosen + "}}" if chosen else state
+            problems += [binding.problem] if binding.problem else []
+        elif is_field(element) and element.type != "file":
+            binding = Binding(params, label | _words_around(element, view), strict=False, files=files)
+            expected.value = template_text(_shown_value(element), binding)
+            problems += [binding.problem] if binding.problem else []
+        check.controls.append(expected)
+    previous = ""
+    for line in view.reading.texts:
+        if line.unit is not None:
+            continue
+        binding = Binding(params, label_words(previous, line.text), strict=False, files=files, counts=True)
+        check.texts.append(template_text(line.text, binding))
+        problems += [binding.problem] if binding.problem else []
+        previous = line.text
+    if problems:
+        check.unsure = f"the recording cannot be checked: {problems[0]}"
+    return check
+
+
+def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, params: Mapping[str, Any],
+                  files: Sequence[str]) -> str | None:
+    """None when the page shows what the recording showed, with this run's values; else what differs."""
+    if check.unsure:
+        return check.unsure
+    url = view.observation.url
+    current: dict[str, list[str]] = {}
+    for key in _form_controls(view, element_id):
+        current.setdefault(view.keys[key], []).append(key)
+    expected: dict[str, list[ExpectedControl]] = {}
+    for control in check.controls:
+        expected.setdefault(control.key, []).append(control)
+    for key in sorted(set(current) | set(expected)):
+        have, want = current.get(key, []), expected.get(key, [])
+        if len(have) != len(want):
+            return (f"the form has {len(have)} control(s) like {key!r} where the recording had {len(want)}: "
+                    "it changed since")
+        for element_id_now, control in zip(have, want):
+            element = view.observation.elements[element_id_now]
+            if control.checked is not None:
+                wanted = control.checked
+                if isinstance(wanted, str):
+                    wanted = bool(params.get(wanted[len("{{param:"):-2]))
+                if _checked(element) != wanted:
+                    state = "checked" if _checked(element) else "not checked"
+                    return f"{element_id_now} ({key}) is {state}, which this run did not ask for"
+            if control.value is not None:
+                shown = _shown_value(element)
+                if not (shown == control.value == "" or shown_matches(control.value, shown, params, files=files,
+                                                                      page_url=url)):
+                    return f"{element_id_now} ({key}) shows {shown!r}, not this run's value"
+    for group, template in check.groups.items():
+        chosen = [element for key in _form_controls(view, element_id)
+                  if _is_radio(element := view.observation.elements[key]) and _checked(element)
+                  and _group_of(element) == group]
+        if len(chosen) != 1 or not shown_matches(template, chosen[0].text, params, files=files, page_url=url):
+            return f"the choice in {group!r} is not this run's"
+    # Lines naming uploaded files come as many as this run has files (the upload checked them).
+    lines = [line for line in view.reading.texts if line.unit is None and not _names_a_file(line.text, files)]
+    for template in check.texts:
+        if "{{file}}" in template:
+            continue
+        for index, line in enumerate(lines):
+            if shown_matches(template, line.text, params, files=files, page_url=url):
+                del lines[index]
+                break
+        else:
+            if _PLACEHOLDER_START in template or _says_something(template):
+                return f"the page no longer shows {template[:80]!r} with this run's values"
+    added = [line.text for line in lines if line.says_something]
+    if added:
+        return f"the page says what it did not when recorded: {added[0][:80]!r}"
+    return None
+
+
+_PLACEHOLDER_START = "{{"
+
+
+def _says_something(template: str) -> bool:
+    return ReadText(template).says_something
+
+
+def _shown_value(element: ElementInfo) -> str:
+    """What a field shows as its value: its value, or a custom picker's text (its choice)."""
+    return element.text if is_value_display(element) else element.attributes.get("value", "")
+
+
+def _words_around(element: ElementInfo, view: PageView) -> set[str]:
+    read = view.reading.controls.get(element.id)
+    texts: list[str | None] = []
+    for around in read.around if read is not None else ():
+        outer = view.observation.elements.get(around)
+        if outer is not None:
+            texts += [outer.name, outer.attributes.get("aria-label"), outer.attributes.get("hint"), outer.text]
+    return label_words(*texts)
+
+
+def _names_a_file(text: str, files: Sequence[str]) -> bool:
+    folded = text.casefold()
+    return any(name.casefold() in folded for name in files if name)

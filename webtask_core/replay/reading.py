@@ -1,0 +1,258 @@
+"""Reading an observation the way a model reads it, for replay: which text sits beside each control,
+which lines belong to a record of a list, and what the page says in words.
+
+The element tree (docs/internals.md §2) is parsed back into its nesting. From it:
+
+- **beside texts**: a control without a ``<label>`` is named by the text next to it — ``Price``
+  before a field, ``Show in search`` after a checkbox. Each form field keeps the nearest text line
+  before it and after it among its siblings (not past another control), as a model would pair them.
+- **record units**: a list row, item or article (``- row``, ``- item``, ``- article``) that holds
+  a link or button and no field to type into is one record of a list (a product in a table of
+  products). Lists of records grow and change from run to run; replay tolerates that, and only that.
+- **text lines**: every ``- text:`` line and the words of headings, labels, status and alert lines:
+  what a model would react to (a warning, an error).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from webtask_core.browser.models import ElementInfo, Observation
+
+__all__ = ["PageReading", "ReadControl", "ReadText", "read_page", "is_field", "is_value_display"]
+
+_ELEMENT = re.compile(r"^(?P<pad> *)- (?P<id>[a-z][a-z0-9]*-\d+)(?=\s|$)")
+_TEXT = re.compile(r'^(?P<pad> *)- text: "(?P<text>(?:[^"\\]|\\.)*)"')
+_STRUCTURE = re.compile(r'^(?P<pad> *)- (?P<kind>[a-z][a-z0-9]*)(?: "(?P<text>(?:[^"\\]|\\.)*)")?(?: \(.*\))?$')
+_UNESCAPE = re.compile(r"\\(.)")
+# Structure lines whose words a model reads as page text (a heading, a status message, a dialog).
+_WORDED = {"h1", "h2", "h3", "h4", "h5", "h6", "label", "status", "alert", "dialog", "fieldset", "group", "img",
+           "iframe", "form", "nav", "list", "table", "tree"}
+_UNITS = {"row", "item", "article"}
+_NOTICES = {"alert", "status", "dialog"}
+_WARNING = re.compile(
+    r"\b(warn\w*|error\w*|invalid|required|must|cannot|can't|not allowed|differ\w*|exceed\w*|too \w+|fail\w*|"
+    r"unable|please|note|attention|caution|important|duplicate\w*|already|limit\w*|sure|confirm\w*|will be|"
+    r"irreversibl\w*|permanent\w*|delet\w*|remov\w*|declined|rejected|expired|restricted|hidden|private|public|"
+    r"visible|only|not|no longer|instead)\b|[!%]")
+# Inputs a person types or chooses a value in (a button-like input is named by its own value).
+_BUTTON_TYPES = {"submit", "button", "reset", "image"}
+_FIELD_ROLES = {"textbox", "searchbox", "combobox", "checkbox", "radio", "switch", "slider", "spinbutton", "listbox"}
+# Roles whose visible text is the value they hold, not their name (a custom select shows its choice).
+_VALUE_ROLES = {"combobox", "textbox", "searchbox", "spinbutton", "slider"}
+_NATIVE_FIELDS = {"input", "select", "textarea"}
+
+
+def _unquote(text: str) -> str:
+    return _UNESCAPE.sub(r"\1", text)
+
+
+def is_field(element: ElementInfo) -> bool:
+    """A control that holds a value: a text field, a select, a checkbox or radio, an editable area."""
+    if element.tag in ("select", "textarea"):
+        return True
+    if element.tag == "input":
+        return (element.type or "text") not in _BUTTON_TYPES
+    if element.type in ("checkbox", "radio"):  # a <label> standing in for a hidden checkbox
+        return True
+    return "contenteditable" in element.attributes or (element.role or "") in _FIELD_ROLES
+
+
+def is_value_display(element: ElementInfo) -> bool:
+    """A custom widget (not a native field) whose visible text is its current value."""
+    return element.tag not in _NATIVE_FIELDS and (element.role or "") in _VALUE_ROLES
+
+
+@dataclass
+class _Node:
+    kind: str  # "element", "text", a structure kind ("row", "h1", ...), or "" for marks and summaries
+    text: str
+    depth: int
+    element_id: str | None = None
+    children: list[_Node] = field(default_factory=list)
+    parent: _Node | None = None
+
+
+@dataclass(frozen=True)
+class ReadControl:
+    element_id: str
+    before: str = ""  # the text line just before it among its siblings (form fields only)
+    after: str = ""  # the text line just after it
+    unit: int | None = None  # the record unit it lies in
+    around: tuple[str, ...] = ()  # the ids of the elements it lies in, nearest first (a listbox, a menu)
+    form: int | None = None  # the `- form` it lies in (numbered in tree order)
+
+
+@dataclass(frozen=True)
+class ReadText:
+    text: str
+    unit: int | None = None
+    notice: bool = False  # it sits in an alert, a status message or a dialog
+
+    @property
+    def says_something(self) -> bool:
+        """Whether a model would take this line into account if it appeared: a notice, a sentence,
+        or words of warning. A short label ("Draft", "Details") that appears is layout."""
+        return self.notice or len(self.text.split()) >= 4 or bool(_WARNING.search(self.text.casefold()))
+
+
+@dataclass
+class PageReading:
+    controls: dict[str, ReadControl]
+    texts: list[ReadText]
+    unit_texts: list[str]  # all the words of each record unit (to tell whose record it is)
+    unit_forms: list[int | None] = field(default_factory=list)  # the `- form` each unit lies in
+    forms: int = 0  # `- form` lines seen so far (while reading)
+
+
+def read_page(observation: Observation) -> PageReading:
+    """Parse ``observation.tree`` into beside texts, record units and text lines."""
+    root = _Node("root", "", -1)
+    stack = [root]
+    for line in observation.tree.splitlines():
+        node = _parse(line)
+        if node is None:
+            continue
+        while stack[-1].depth >= node.depth:
+            stack.pop()
+        node.parent = stack[-1]
+        stack[-1].children.append(node)
+        stack.append(node)
+    reading = PageReading(controls={}, texts=[], unit_texts=[])
+    _walk(root, None, reading, observation, False, (), None)
+    return reading
+
+
+def _parse(line: str) -> _Node | None:
+    match = _ELEMENT.match(line)
+    if match:
+        return _Node("element", "", len(match["pad"]) // 2, element_id=match["id"])
+    match = _TEXT.match(line)
+    if match:
+        return _Node("text", _unquote(match["text"]), len(match["pad"]) // 2)
+    match = _STRUCTURE.match(line)
+    if match:
+        return _Node(match["kind"], _unquote(match["text"] or ""), len(match["pad"]) // 2)
+    stripped = line.lstrip(" ")
+    if stripped.startswith("- "):  # scroll marks and "… more elements" lines: kept for the nesting
+        return _Node("", "", (len(line) - len(stripped)) // 2)
+    return None
+
+
+def _holds(node: _Node, test) -> bool:  # noqa: ANN001 - a small predicate over nodes
+    return any(test(child) or _holds(child, test) for child in node.children)
+
+
+def _is_record(node: _Node, observation: Observation) -> bool:
+    """A unit holding a link or button and nothing to type into (a box to tick is allowed)."""
+    elements = [observation.elements.get(child.element_id or "") for child in _descendants(node)
+                if child.kind == "element"]
+    found = [element for element in elements if element is not None]
+    if any(is_field(element) and not _tickable(element) for element in found):
+        return False
+    return any(not is_field(element) for element in found)
+
+
+def _fillable(node: _Node, observation: Observation) -> bool:
+    element = observation.elements.get(node.element_id or "")
+    return element is not None and is_field(element) and not _tickable(element)
+
+
+def _tickable(element: ElementInfo) -> bool:
+    return element.type in ("checkbox", "radio") or (element.role or "") in ("checkbox", "radio", "switch")
+
+
+def _shape(node: _Node, observation: Observation) -> tuple[str, ...]:
+    """The kinds of a unit's lines, texts aside: two cards of one list have the same shape."""
+    shape = []
+    for child in _descendants(node):
+        if child.kind == "element":
+            element = observation.elements.get(child.element_id or "")
+            shape.append(f"{element.tag}:{element.role}:{element.type}" if element is not None else "?")
+        else:
+            shape.append(child.kind)
+    return tuple(shape)
+
+
+def _units(siblings: list[_Node], observation: Observation) -> set[int]:
+    """Which of ``siblings`` are records of a list: rows, list items and articles, and plain groups
+    repeated among their siblings with the same shape (a grid of cards)."""
+    shapes: dict[tuple[str, ...], list[int]] = {}
+    found = set()
+    for index, node in enumerate(siblings):
+        if node.kind in _UNITS and _is_record(node, observation):
+            found.add(index)
+    if found:  # a table's header row, a list's "show more" item: part of the list of records
+        found.update(index for index, node in enumerate(siblings) if node.kind in ("row", "item")
+                     and not _holds(node, lambda child: child.kind == "element" and _fillable(child, observation)))
+    for index, node in enumerate(siblings):
+        if node.kind in _UNITS:
+            continue
+        if node.kind == "group" and node.children:
+            shapes.setdefault(_shape(node, observation), []).append(index)
+    for indexes in shapes.values():
+        if len(indexes) > 1:
+            found.update(index for index in indexes if _is_record(siblings[index], observation))
+    return found
+
+
+def _descendants(node: _Node) -> list[_Node]:
+    out: list[_Node] = []
+    for child in node.children:
+        out.append(child)
+        out.extend(_descendants(child))
+    return out
+
+
+def _words(node: _Node, observation: Observation) -> str:
+    """All a unit says: its text lines and its controls' names."""
+    words = []
+    for child in [node, *_descendants(node)]:
+        element = observation.elements.get(child.element_id or "") if child.kind == "element" else None
+        text = element.text if element is not None else child.text
+        if text:
+            words.append(text)
+    return " ".join(words)
+
+
+def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool,
+          around: tuple[str, ...], form: int | None) -> None:
+    units = _units(node.children, observation) if unit is None else set()
+    for index, child in enumerate(node.children):
+        inner = unit
+        inside = notice or child.kind in _NOTICES
+        inner_form = form
+        if child.kind == "form":
+            inner_form = reading.forms
+            reading.forms += 1
+        if index in units:
+            inner = len(reading.unit_texts)
+            reading.unit_texts.append(_words(child, observation))
+            reading.unit_forms.append(form)
+        if child.kind == "element" and child.element_id is not None:
+            element = observation.elements.get(child.element_id)
+            before = after = ""
+            if element is not None and is_field(element):
+                before = _beside(node.children, index, -1)
+                after = _beside(node.children, index, 1)
+            reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form)
+        elif child.text and (child.kind == "text" or child.kind in _WORDED or child.kind in _UNITS):
+            reading.texts.append(ReadText(child.text, inner, inside))
+        inner_around = (child.element_id, *around) if child.kind == "element" and child.element_id else around
+        _walk(child, inner, reading, observation, inside, inner_around, inner_form)
+
+
+def _beside(siblings: list[_Node], index: int, way: int) -> str:
+    """The nearest text among ``siblings`` from ``index`` in direction ``way``, not past a control."""
+    at = index + way
+    while 0 <= at < len(siblings):
+        sibling = siblings[at]
+        if sibling.kind == "element" or _holds(sibling, lambda node: node.kind == "element"):
+            return ""
+        if sibling.kind == "text" or (sibling.kind in _WORDED and sibling.text):
+            return sibling.text
+        at += way
+    return ""
