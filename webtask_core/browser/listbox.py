@@ -16,7 +16,7 @@ from typing import Any
 from playwright.async_api import ElementHandle
 
 from webtask_core.browser import actions
-from webtask_core.browser.actions import Target, quote_for_model
+from webtask_core.browser.actions import Target, _no_such_option, quote_for_model
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError
 
@@ -31,20 +31,14 @@ def _fold(text: str) -> str:
 
 
 def _match(options: list[dict[str, Any]], wanted: str) -> int | None:
-    """The index of the option with this text: exactly, else ignoring case, else the only one that
-    contains it."""
+    """The index of the option with this text exactly (case and spacing aside), as for a <select>:
+    never a near match (the error names those, for the model to choose)."""
     folded = _fold(wanted)
     for same in (lambda text: text == wanted.strip(), lambda text: _fold(text) == folded):
         for index, option in enumerate(options):
             if same(option["text"]):
                 return index
-    partial = [index for index, option in enumerate(options) if folded and folded in _fold(option["text"])]
-    return partial[0] if len(partial) == 1 else None
-
-
-def _listed(options: list[dict[str, Any]]) -> str:
-    shown = ", ".join(quote_for_model(option["text"], 40) for option in options[:8])
-    return shown + (f" … ({len(options)} in all)" if len(options) > 8 else "")
+    return None
 
 
 class _Widget:
@@ -105,12 +99,11 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
             await _close(widget, target, force=typed)
             if not first["options"]:
                 raise ActionError(
-                    f"{element_id} has no option {quote_for_model(label)}; the options it shows: none (clicking it "
-                    "showed no list of options; if it opened a menu, click the item you want instead)"
+                    f"{element_id} has no option {quote_for_model(label)}; it shows no list of options when "
+                    "clicked (if it opened a menu, click the item you want instead)"
                 )
-            raise ActionError(
-                f"{element_id} has no option {quote_for_model(label)}; the options it shows: {_listed(first['options'])}"
-            )
+            shown = [[option["text"], "", option["disabled"]] for option in first["options"]]
+            raise ActionError(_no_such_option(element_id, shown, label))
         option = listed["options"][index]
         if option["disabled"]:
             await _close(widget, target)
