@@ -40,7 +40,7 @@ __all__ = [
     "emit_handover_event",
 ]
 
-TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error"]
+TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "waiting"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
@@ -48,6 +48,7 @@ TASK_EVENT_NAMES: dict[str, str] = {
     "max_steps": "webtask.task.max-steps",
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
+    "waiting": "webtask.task.waiting",  # not an outcome: the run waits for a person (webtask_flows.human)
 }
 
 # Long task descriptions and reasons are cut so an event stays far below Prefect's size limit.

@@ -36,6 +36,7 @@ from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
 from webtask_core.record import TaskRecord
 from webtask_core.resources import validate_resource_name
+from webtask_core.secrets import SecretValue
 from webtask_core.storage import SessionStore, validate_session_key
 from webtask_core.task_run import TaskRun
 from webtask_core.tools.base import SECRET_PLACEHOLDER
@@ -43,6 +44,8 @@ from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
 from webtask_flows.events import emit_handover_event, emit_script_event, emit_task_event
+from webtask_flows.human import HumanWait, PrefectHuman
+from webtask_flows.human_run import answer_or_suspend, answer_resumed, resumed_waiting_task, totp_names
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
 from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
@@ -83,6 +86,7 @@ async def run_webtask(
     block_requests: bool = False,
     labels: dict[str, str] | None = None,
     replay: ReplaySpec | None = None,
+    human: HumanWait | None = None,
 ) -> WebtaskResult:
     """Run one web task with the agent.
 
@@ -96,7 +100,8 @@ async def run_webtask(
         model: the Anthropic model name; default: AnthropicLLM's.
         allowed_domains: top-level navigation is limited to these domains.
         secrets: placeholder name -> where its value comes from, for ``{{secret:NAME}}``: a Prefect
-            ``Secret`` block name, or ``env:VARIABLE`` for an environment variable of the worker.
+            ``Secret`` block name, or ``env:VARIABLE`` for an environment variable of the worker;
+            ``totp:`` before either says it holds a TOTP seed, typed as ``{{totp:NAME}}`` (its code).
             With ``allowed_domains``, secrets are only typed on those domains.
         login_session_key: start with the cookies and local storage stored under this key (a site
             login another run saved): read only — no lock, no conversation, nothing saved back. Used
@@ -109,6 +114,10 @@ async def run_webtask(
             whose page and elements still match run without the model; where the site differs the
             model takes over, and a completed run records (or repairs) the script. Scripts live in
             the session store's ``scripts/`` (see :mod:`webtask_flows.replay_scripts`).
+        human: how the run waits when the model asks a person (``ask_human``: a code, a CAPTCHA, an
+            approval): it pauses for a form in the Prefect UI, suspends after ``suspend_after_s``
+            (top-level deployment runs), and ends aborted after ``timeout_s`` (default one hour)
+            without an answer (see :mod:`webtask_flows.human`).
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
     ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`webtask_flows.run_result`.
@@ -120,9 +129,12 @@ async def run_webtask(
     if replay is not None:
         replay.check()
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
+    wait = human or HumanWait()
     secret_values = await load_secrets(secrets)
+    seeds = totp_names(secrets)
     options = WorkerOptions(
-        secrets={name: SecretStr(value) for name, value in secret_values.items()},
+        secrets={name: SecretValue(value=SecretStr(value), totp=True) if name in seeds else SecretStr(value)
+                 for name, value in secret_values.items()},
         # Secrets are typed only where navigation may go.
         secret_domains=list(allowed) if allowed else None,
     )
@@ -149,14 +161,22 @@ async def run_webtask(
         llm = await stack.enter_async_context(AnthropicLLM(model or DEFAULT_MODEL))
         if login_session_key and storage_state is None:
             storage_state = await _login_storage_state(login_session_key, store or await get_session_store())
+        waiting = await resumed_waiting_task(store, flow_run_id)
+        if waiting is not None:
+            storage_state = waiting.storage_state
         browser = await stack.enter_async_context(
             BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains,
                            block_requests=block_requests)
         )
         worker = Worker(llm, browser.current_tab, options=options)
         scrub = worker.secrets.scrub  # everything logged, stored or shown is scrubbed of the values
+        worker.human = PrefectHuman(wait, task=scrub(task), labels=labels, secrets=worker.secrets)
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
+        if waiting is not None:  # suspended for a person's answer, and resumed: go on from there
+            worker.resume(ctx, waiting.snapshot)
+            start_url = waiting.last_url
+            replay = None  # the steps before the suspension were recorded by the run that suspended
         replaying = None
         if replay is not None:
             scripts = await get_script_store(store)  # beside the sessions
@@ -166,7 +186,13 @@ async def run_webtask(
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots)
         run_step = step_task()
         task_ms: dict[int, float] = {}
+        if waiting is not None:
+            await answer_resumed(task_run, waiting, store, labels=labels, timeout_s=wait.timeout_s)
         while not ctx.finished:
+            if ctx.pending_question is not None:  # asked in the flow itself: a pause, never in a task
+                await answer_or_suspend(task_run, browser, store, flow_run_id)
+                if ctx.finished:
+                    break
             index = ctx.next_index
             step_started = time.perf_counter()
             step = await run_step(step_run, index)
@@ -280,6 +306,8 @@ async def load_secrets(secrets: Mapping[str, str] | None) -> dict[str, str]:
     for name, block_name in secrets.items():
         if not isinstance(name, str) or not SECRET_PLACEHOLDER.fullmatch("{{secret:" + name + "}}"):
             raise ConfigError("secrets", f"{name!r} cannot be used in a {{{{secret:NAME}}}} placeholder")
+        if isinstance(block_name, str) and block_name.startswith("totp:"):  # a TOTP seed (totp_names)
+            block_name = block_name[len("totp:"):]
         if isinstance(block_name, str) and block_name.startswith("env:"):
             variable = block_name[len("env:"):]
             env_value = os.environ.get(variable)

@@ -332,6 +332,7 @@ SCENARIOS: dict[str, Scenario] = {
     "testing_policy": Scenario(check_nothing_more, given=()),
     "testing_server": Scenario(check_nothing_more, given=("Agent",)),
     "testing_marketplace": Scenario(check_nothing_more, given=("Agent",)),
+    "human": Scenario(check_nothing_more, given=("Agent",)),
 }
 
 

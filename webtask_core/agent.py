@@ -14,6 +14,9 @@ Hardening: ``secrets={"shop_password": ...}`` are typed where the model writes
 ``allowed_domains=["shop.example.com"]`` keeps navigation (and secrets) on those hosts. Bad input is
 rejected by the constructor and by ``do``/``set_task`` before any browser starts.
 
+``human=handler`` answers the model's ``ask_human`` questions (a log-in code, a CAPTCHA, an approval;
+see webtask_core/human.py); without one the model is told nobody can answer.
+
 ``tools=[lookup_price, ...]`` adds the caller's own tools (``@tool`` functions, see
 webtask_core/tools/function.py) to the built-in ones in every task.
 """
@@ -31,6 +34,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from webtask_core.errors import ConfigError, TransientError
 from webtask_core.hosts import HostPatterns
+from webtask_core.human import HumanHandler
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.progress import Phase, ProgressCallback
 from webtask_core.record import Step, TaskRecord, WorkerStatus
@@ -91,6 +95,7 @@ class Agent:
         retry_delay_s: float = 0.5,
         progress: ProgressCallback | None = None,
         tools: UserTools | None = None,
+        human: HumanHandler | None = None,
     ):
         if isinstance(step_retries, bool) or not isinstance(step_retries, int) or step_retries < 0:
             raise ConfigError("step_retries", f"must be an integer >= 0, got {step_retries!r}")
@@ -127,7 +132,7 @@ class Agent:
         # The tab can be replaced between steps (a crash, a stuck page): the worker asks for it each step.
         self.worker = Worker(llm, lambda: self._runtime.current_tab(),
                              options=_with_secrets(options, secrets, self.allowed_domains), progress=progress,
-                             tools=tools)
+                             tools=tools, human=human)
         self.last_session: TaskRecord | None = None
         self.last_result: AgentResult | None = None
         self.task_context: TaskContext | None = None

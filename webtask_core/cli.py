@@ -129,6 +129,7 @@ async def _run_task(console: Any, task: str, options: _RunOptions) -> dict[str, 
     from webtask_core.agent import Agent
     from webtask_core.browser import BrowserConfig
     from webtask_core.cli_display import StepDisplay
+    from webtask_core.human import terminal_handler
     from webtask_core.llm.anthropic import AnthropicLLM
 
     asyncio.get_running_loop().set_exception_handler(_without_driver_exit)
@@ -140,7 +141,7 @@ async def _run_task(console: Any, task: str, options: _RunOptions) -> dict[str, 
             llm, browser_config=BrowserConfig(headless=not options.headed), start_url=options.url,
             resources=options.resources, secrets=options.secrets or None,
             allowed_domains=options.allowed_domains or None, block_requests=options.block_requests,
-            progress=display.progress,
+            progress=display.progress, human=terminal_handler(console),  # ask_human: asked here (hidden codes)
         )
         agent.set_task(task, max_steps=options.max_steps, output_schema=options.schema)
         with display:

@@ -30,9 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import Message, TextBlock, ToolCall, ToolResult
+from webtask_core.totp import TotpCodes
 
 __all__ = [
     "SECRET_PLACEHOLDER",
+    "TOTP_PLACEHOLDER",
+    "ANY_PLACEHOLDER",
     "MIN_SECRET_CHARS",
     "SecretValue",
     "SecretValues",
@@ -42,36 +45,48 @@ __all__ = [
 ]
 
 SECRET_PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_\-.]*)\}\}")
+# {{totp:NAME}}: the current one-time code of the TOTP seed NAME (webtask_core.totp).
+TOTP_PLACEHOLDER = re.compile(r"\{\{totp:([A-Za-z_][A-Za-z0-9_\-.]*)\}\}")
+ANY_PLACEHOLDER = re.compile(r"\{\{(secret|totp):([A-Za-z_][A-Za-z0-9_\-.]*)\}\}")
 # Shorter values would be found inside ordinary words and scrub the page beyond recognition.
 MIN_SECRET_CHARS = 4
 _ELLIPSIS = "…"
 _ELEMENT_LINE = re.compile(r"^(\s*)- ([a-z][a-z0-9]*-\d+)(?=[\s(\"]|$)")
 
 
-def placeholder(name: str) -> str:
-    return "{{secret:" + name + "}}"
+def placeholder(name: str, kind: str = "secret") -> str:
+    return "{{" + kind + ":" + name + "}}"
 
 
 class SecretValue(BaseModel):
-    """A secret with the hosts it may be typed on (empty: the default domains, else anywhere)."""
+    """A secret with the hosts it may be typed on (empty: the default domains, else anywhere).
+
+    ``totp=True``: the value is a TOTP seed (base32); the model types ``{{totp:NAME}}`` and gets the
+    current one-time code typed in (webtask_core.totp), never the seed."""
 
     model_config = ConfigDict(frozen=True)
 
     value: SecretStr
     domains: tuple[str, ...] = Field(default=())
+    totp: bool = False
 
 
 SecretsInput = Mapping[str, "str | SecretStr | SecretValue"]
 
 
 class _Entry:
-    __slots__ = ("domains", "name", "placeholder", "value", "variants")
+    __slots__ = ("codes", "domains", "name", "placeholder", "value", "variants")
 
-    def __init__(self, name: str, value: str, domains: HostPatterns):
+    def __init__(self, name: str, value: str, domains: HostPatterns, codes: TotpCodes | None = None):
         self.name = name
         self.value = value
         self.domains = domains
-        self.placeholder = placeholder(name)
+        self.codes = codes  # a TOTP seed's codes; None for a plain secret
+        self.placeholder = placeholder(name, "totp" if codes is not None else "secret")
+        self.variants: list[str] = []
+        self.add_variants(value)
+
+    def add_variants(self, value: str) -> None:
         forms = {
             value,
             " ".join(value.split()),
@@ -79,9 +94,15 @@ class _Entry:
             quote_plus(value),
             json.dumps(value, ensure_ascii=False)[1:-1],
             json.dumps(value)[1:-1],
+            *self.variants,
         }
         # Longest first, so a longer form is replaced whole before a shorter one inside it.
         self.variants = sorted((form for form in forms if len(form) >= MIN_SECRET_CHARS), key=len, reverse=True)
+
+    @property
+    def values(self) -> list[str]:
+        """What is scrubbed as this secret: the value, and the one-time codes typed from a seed."""
+        return [self.value, *(self.codes.typed_codes if self.codes is not None else [])]
 
 
 class SecretValues:
@@ -90,17 +111,28 @@ class SecretValues:
     def __init__(self, secrets: SecretsInput | None = None, *, domains: Iterable[str] | None = None):
         if secrets is not None and not isinstance(secrets, Mapping):
             raise ConfigError("secrets", f"must be a mapping of name -> value, got {type(secrets).__name__}")
-        default_domains = HostPatterns(domains, parameter="allowed_domains")
-        entries: list[_Entry] = []
+        self._default_domains = HostPatterns(domains, parameter="allowed_domains")
+        self._entries: dict[str, _Entry] = {}
+        self._forgotten: dict[str, str] = {}  # name -> why this run no longer has it (see forget)
         for name, raw in (secrets or {}).items():
-            if not isinstance(name, str) or not SECRET_PLACEHOLDER.fullmatch(placeholder(name)):
-                raise ConfigError(
-                    "secrets", f"{name!r} cannot be used as {{{{secret:NAME}}}}: use letters, digits, '_', '-', '.'"
-                )
-            value, own_domains = _unpack(name, raw)
-            patterns = HostPatterns(own_domains, parameter=f"secrets[{name!r}].domains") if own_domains else default_domains
-            entries.append(_Entry(name, value, patterns))
-        self._entries = {entry.name: entry for entry in entries}
+            self._check_name(name)
+            value, own_domains, totp = _unpack(name, raw)
+            patterns = (HostPatterns(own_domains, parameter=f"secrets[{name!r}].domains") if own_domains
+                        else self._default_domains)
+            codes = TotpCodes(name, value) if totp else None
+            self._entries[name] = _Entry(name, value, patterns, codes)
+        self._index()
+
+    @staticmethod
+    def _check_name(name: object) -> None:
+        if not isinstance(name, str) or not SECRET_PLACEHOLDER.fullmatch(placeholder(name)):
+            raise ConfigError(
+                "secrets", f"{name!r} cannot be used as {{{{secret:NAME}}}}: use letters, digits, '_', '-', '.'"
+            )
+
+    def _index(self) -> None:
+        """The scrubbing patterns, built again whenever a value is added (a code typed, an answer)."""
+        entries = list(self._entries.values())
         variants = sorted(
             ((variant, entry.placeholder) for entry in entries for variant in entry.variants),
             key=lambda pair: len(pair[0]),
@@ -111,6 +143,29 @@ class SecretValues:
             re.compile("|".join(re.escape(variant) for variant, _ in variants)) if variants else None
         )
         self._clipped = _clipped_pattern(entries)
+
+    def add(self, name: str, value: str, *, domains: Iterable[str] | None = None) -> str:
+        """Add a secret while a task runs (a code a person gave): typed where ``{{secret:NAME}}`` is
+        written, scrubbed from everything from now on. Returns its placeholder. Everyone holding
+        this object (the worker, the tools, the flow's artifacts) scrubs it at once."""
+        self._check_name(name)
+        if name in self._entries:
+            raise ConfigError("secrets", f"{name!r} is already a secret of this task")
+        value, _, _ = _unpack(name, value)
+        patterns = HostPatterns(domains, parameter=f"secrets[{name!r}].domains") if domains else self._default_domains
+        entry = _Entry(name, value, patterns)
+        self._entries[name] = entry
+        self._forgotten.pop(name, None)
+        self._index()
+        return entry.placeholder
+
+    def forget(self, name: str, reason: str) -> None:
+        """Say that ``{{secret:NAME}}`` was a secret of this task that this process does not have (a
+        person's answer given to the run before it was suspended, kept nowhere): typing it is an
+        ActionError giving ``reason``, instead of "unknown secret"."""
+        self._check_name(name)
+        if name not in self._entries:
+            self._forgotten[name] = reason
 
     @classmethod
     def of(cls, secrets: SecretValues | SecretsInput | None, *, domains: Iterable[str] | None = None) -> SecretValues:
@@ -143,15 +198,28 @@ class SecretValues:
         """True if a placeholder in ``text`` names a secret that may be typed on some hosts only."""
         return any(
             entry is not None and bool(entry.domains)
-            for entry in (self._entries.get(match.group(1)) for match in SECRET_PLACEHOLDER.finditer(text))
+            for entry in (self._entries.get(match.group(2)) for match in ANY_PLACEHOLDER.finditer(text))
         )
 
+    async def ready(self, text: str) -> None:
+        """Wait until the one-time codes ``text`` asks for may be typed (webtask_core.totp: never
+        a code about to turn stale; a retry waits for the next window)."""
+        for match in TOTP_PLACEHOLDER.finditer(text):
+            entry = self._entries.get(match.group(1))
+            if entry is not None and entry.codes is not None:
+                await entry.codes.ready()
+
     def reveal(self, text: str, *, url: str | None = None) -> str:
-        """``text`` with its placeholders replaced by the values, checked against ``url``'s host."""
+        """``text`` with its placeholders replaced by the values (the current code for
+        ``{{totp:NAME}}``), checked against ``url``'s host."""
+        typed_code = False
 
         def substitute(match: re.Match[str]) -> str:
-            name = match.group(1)
+            nonlocal typed_code
+            kind, name = match.group(1), match.group(2)
             entry = self._entries.get(name)
+            if entry is None and name in self._forgotten:
+                raise ActionError(f"{match.group(0)}: {self._forgotten[name]}")
             if entry is None:
                 known = ", ".join(self._entries) or "none were given for this task"
                 raise ActionError(f"unknown secret {name!r} in {match.group(0)}; known secrets: {known}")
@@ -160,9 +228,22 @@ class SecretValues:
                     f"secret {name!r} may only be typed on pages of [{', '.join(entry.domains)}]; "
                     f"the field is in a document of {url or 'an unknown page'}"
                 )
-            return entry.value
+            if entry.codes is None and kind == "totp":
+                raise ActionError(f"{match.group(0)}: {name!r} is not a TOTP seed; write {{{{secret:{name}}}}}")
+            if entry.codes is None:
+                return entry.value
+            if kind == "secret":
+                raise ActionError(f"{match.group(0)}: {name!r} is a TOTP seed, never typed itself; write "
+                                  f"{{{{totp:{name}}}}} to type its current code")
+            code = entry.codes.code()
+            entry.add_variants(code)
+            typed_code = True
+            return code
 
-        return SECRET_PLACEHOLDER.sub(substitute, text)
+        revealed = ANY_PLACEHOLDER.sub(substitute, text)
+        if typed_code:
+            self._index()
+        return revealed
 
     # ---- out of everything else ----
 
@@ -183,7 +264,8 @@ class SecretValues:
 
     def _clip_replacement(self, match: re.Match[str]) -> str:
         prefix = match.group(0)[: -len(_ELLIPSIS)]
-        entry = next(entry for entry in self._entries.values() if entry.value.startswith(prefix))
+        entry = next(entry for entry in self._entries.values()
+                     if any(value.startswith(prefix) for value in entry.values))
         return entry.placeholder
 
     def scrub_data(self, data: Any) -> Any:
@@ -372,16 +454,17 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...]]:
+def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...], bool]:
     domains: tuple[str, ...] = ()
     value: object
+    totp = False
     if isinstance(raw, SecretValue):
-        value, domains = raw.value.get_secret_value(), raw.domains
+        value, domains, totp = raw.value.get_secret_value(), raw.domains, raw.totp
     elif isinstance(raw, SecretStr):
         value = raw.get_secret_value()
     elif isinstance(raw, Mapping) and "value" in raw:  # a SecretValue as plain data (JSON parameters)
         parsed = SecretValue.model_validate(raw)
-        value, domains = parsed.value.get_secret_value(), parsed.domains
+        value, domains, totp = parsed.value.get_secret_value(), parsed.domains, parsed.totp
     else:
         value = raw
     if not isinstance(value, str) or not value.strip():
@@ -390,13 +473,13 @@ def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...]]:
         raise ConfigError(
             "secrets", f"{name!r} is shorter than {MIN_SECRET_CHARS} characters and could not be masked reliably"
         )
-    return value, tuple(domains)
+    return value, tuple(domains), totp
 
 
 def _clipped_pattern(entries: Iterable[_Entry]) -> re.Pattern[str] | None:
     """Prefixes of a value cut short with an ellipsis (``S3cr3t-Pa…``), longest first."""
     prefixes = sorted(
-        {entry.value[:length] for entry in entries for length in range(MIN_SECRET_CHARS, len(entry.value))},
+        {value[:length] for entry in entries for value in entry.values for length in range(MIN_SECRET_CHARS, len(value))},
         key=len,
         reverse=True,
     )

@@ -24,9 +24,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, Field
+
 from webtask_core.errors import SessionFormatError
 from webtask_core.history import ActionHistory, StuckThresholds
-from webtask_core.llm.types import Block, ImageBlock, Message, TextBlock, Usage
+from webtask_core.human import ASK_HUMAN, PendingQuestion
+from webtask_core.llm.types import Block, ImageBlock, Message, TextBlock, ToolResult, Usage
 from webtask_core.prompt_set import PromptSet
 from webtask_core.record import (
     PreviousTask,
@@ -41,7 +44,26 @@ from webtask_core.tools import OutputSpec, StepState, Tool, ToolRegistry
 if TYPE_CHECKING:
     from webtask_core.browser import Observation
 
-__all__ = ["TaskContext"]
+__all__ = ["TaskContext", "TaskSnapshot"]
+
+
+class TaskSnapshot(BaseModel):
+    """An unfinished task's state (see :meth:`TaskContext.snapshot`); plain data, JSON round trip."""
+
+    task: str
+    pairs: list[Message]
+    steps: list[Step]
+    history: ActionHistory
+    started_at: datetime
+    output: Any = None
+    has_output: bool = False
+    output_error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    discarded_usage: Usage = Field(default_factory=Usage)
+    previous_tasks: list[PreviousTask] = Field(default_factory=list)
+    head_extra: list[TextBlock] = Field(default_factory=list)
+    pending_question: PendingQuestion | None = None
+    secret_answers: list[str] = Field(default_factory=list)  # names only: the values are kept nowhere
 
 
 class TaskContext:
@@ -85,6 +107,10 @@ class TaskContext:
         # Told to the model at the next step it decides: an earlier attempt at it may have submitted
         # before it failed (TaskRun), so the page is to be looked at before submitting again.
         self.retry_note: str | None = None
+        # The question the last step's ask_human asked, until its answer is in (webtask_core.human).
+        self.pending_question: PendingQuestion | None = None
+        # The secrets made from a person's secret answers (names; the worker's SecretValues has the values).
+        self.secret_answers: list[str] = []
         self._head_extra: list[Block] = []  # the collapsed first page, in a fresh conversation
         if previous_session is not None:
             self._continue_from(previous_session)
@@ -240,10 +266,58 @@ class TaskContext:
             self.output_error = state.output_error
             if state.status is not None:
                 self.status, self.feedback = state.status, state.feedback
+            elif state.question is not None:
+                position = max(index for index, call in enumerate(step.tool_calls) if call.name == ASK_HUMAN and call.ok)
+                self.pending_question = PendingQuestion(call_id=step.tool_calls[position].id, position=position,
+                                                        request=state.question)
         if self.status is None and len(self.steps) >= self.max_steps:
             self.status = WorkerStatus.max_steps
             self.feedback = self._max_steps_feedback()
         step.ended = self.status
+
+    def answer_question(self, message: str) -> None:
+        """Put ``message`` (the person's answer, as the model reads it) in place of the pending
+        ask_human call's result, in the conversation and in the step's record."""
+        pending = self.pending_question
+        if pending is None:
+            raise RuntimeError("no question is waiting for an answer")
+        # The results are in the order of the step's calls (their ids may have been made valid).
+        open_message = self.pairs[-1]
+        results = [position for position, block in enumerate(open_message.content) if isinstance(block, ToolResult)]
+        content = list(open_message.content)
+        where = results[pending.position]
+        content[where] = content[where].model_copy(update={"content": [TextBlock(text=message)], "is_error": False})
+        self.pairs[-1] = open_message.model_copy(update={"content": content})
+        self.steps[-1].tool_calls[pending.position].message = message
+        self.pending_question = None
+
+    # ---- an unfinished task, stored while its run is suspended (waiting for a person) ----
+
+    def snapshot(self) -> TaskSnapshot:
+        """Everything an unfinished task has gathered, to :meth:`resume` it in another process."""
+        if self.finished:
+            raise RuntimeError("the task is finished; store its TaskRecord instead")
+        return TaskSnapshot(
+            task=self.task, pairs=[message.model_copy(deep=True) for message in self.pairs], steps=list(self.steps),
+            history=self.history, started_at=self.started_at, output=self.output, has_output=self.has_output,
+            output_error=self.output_error, usage=self.usage, discarded_usage=self.discarded_usage,
+            previous_tasks=list(self.previous_tasks),
+            head_extra=[block for block in self._head_extra if isinstance(block, TextBlock)],
+            pending_question=self.pending_question, secret_answers=list(self.secret_answers),
+        )
+
+    def resume(self, snapshot: TaskSnapshot) -> None:
+        """Continue the task a snapshot was taken of (this context must be the same task, unstarted)."""
+        if snapshot.task != self.task:
+            raise SessionFormatError("the stored unfinished task is another task than this one")
+        if self.steps:
+            raise RuntimeError("resume() needs a context that has run no step")
+        self.pairs, self.steps, self.history = list(snapshot.pairs), list(snapshot.steps), snapshot.history
+        self.started_at, self.output, self.has_output = snapshot.started_at, snapshot.output, snapshot.has_output
+        self.output_error, self.usage, self.discarded_usage = snapshot.output_error, snapshot.usage, snapshot.discarded_usage
+        self.previous_tasks, self._head_extra = list(snapshot.previous_tasks), list(snapshot.head_extra)
+        self.pending_question, self.secret_answers = snapshot.pending_question, list(snapshot.secret_answers)
+        self._task_blocks = self._render_task_blocks()
 
     def end(self, status: WorkerStatus, feedback: str) -> None:
         self.status, self.feedback = status, feedback

@@ -22,7 +22,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
-from webtask_core.errors import BrowserCrashedError, ModelTransientError, TransientError
+from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
+from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer, answer_message, as_answer
 from webtask_core.progress import describe_call
 from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.replay.commit import is_commit
@@ -128,6 +129,10 @@ class TaskRun:
             return ctx.steps[index - 1]
         if index is not None and index != ctx.next_index:
             raise RuntimeError(f"step {index} requested but the task is at step {ctx.next_index}")
+        if ctx.pending_question is not None:
+            await self.answer_pending()
+            if ctx.finished:  # no answer, or a rejected approval: the task ended without another step
+                return ctx.steps[-1]
         replayer = checkpoint = None
         watch: _CallWatch | None = None
         try:
@@ -157,6 +162,64 @@ class TaskRun:
         await self.runtime.snapshot()
         self.snapshot_ms[step.index] = round((time.perf_counter() - started) * 1000.0, 2)
         return step
+
+    # ---- a question for a person (webtask_core.human) ----
+
+    async def question_for_person(self) -> HumanRequest:
+        """The pending ask_human question with what the person needs to see: the task, the page's URL
+        and title, and a screenshot (best effort: a page that cannot be captured goes without)."""
+        ctx = self.ctx
+        if ctx.pending_question is None:
+            raise RuntimeError("no question is waiting for an answer")
+        url, title, screenshot = ctx.current_url, "", None
+        try:
+            await self.runtime.ensure_alive(ctx.current_url)
+            url, title, screenshot = await self.worker.page_for_person(ctx)
+        except (TransientError, ActionError) as error:
+            logger.warning("no screenshot for the question to a person: %s", self.worker.secrets.scrub(str(error)))
+        return ctx.pending_question.request.model_copy(
+            update={"task": ctx.task, "url": url, "page_title": title, "step": ctx.steps_used, "screenshot": screenshot})
+
+    async def answer_pending(self) -> None:
+        """Ask the worker's human handler the pending question and give the model its answer; a
+        handler that raises NoHumanAnswer (or none at all) ends the task aborted with the reason."""
+        if self.ctx.pending_question is None or self.ctx.finished:
+            return
+        request = await self.question_for_person()
+        handler = self.worker.human
+        try:
+            if handler is None:
+                raise NoHumanAnswer("nobody can answer the question (no human handler)")
+            answer = as_answer(request, await handler(request))
+        except NoHumanAnswer as error:
+            self.no_answer(error.reason)
+            return
+        self.apply_answer(request, answer)
+
+    def no_answer(self, reason: str) -> None:
+        """End the task aborted: the person's answer did not come (``reason`` says why)."""
+        reason = self.worker.secrets.scrub(reason)
+        self.ctx.answer_question(f"no answer: {reason}")
+        self.ctx.end(WorkerStatus.aborted, reason)
+
+    def apply_answer(self, request: HumanRequest, answer: HumanAnswer) -> None:
+        """Give the model the answer: a secret one as a new secret's placeholder; a rejected approval
+        ends the task aborted with the reviewer's comment."""
+        ctx = self.ctx
+        placeholder = None
+        if request.secret:
+            name = f"ask_human_{ctx.steps_used}"
+            try:
+                placeholder = self.worker.secrets.add(name, answer.answer)
+            except ConfigError as error:
+                self.no_answer(f"the secret answer cannot be kept secret: {error.problem}")
+                return
+            ctx.secret_answers.append(name)
+        ctx.answer_question(self.worker.secrets.scrub(answer_message(request, answer, placeholder=placeholder)))
+        if request.kind == "approve" and not answer.approved:
+            comment = self.worker.secrets.scrub(answer.comment) or "no comment"
+            who = f" ({answer.by})" if answer.by else ""
+            ctx.end(WorkerStatus.aborted, f"rejected by the reviewer{who}: {comment}")
 
     async def _prepare_tab(self) -> None:
         if not self._started:

@@ -21,13 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
+from webtask_core.human import HumanHandler
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
 from webtask_core.record import Step, StepTimings, TaskRecord, ToolCallRecord, WorkerStatus
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
-from webtask_core.task_context import TaskContext
+from webtask_core.task_context import TaskContext, TaskSnapshot
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 
 if TYPE_CHECKING:
@@ -63,6 +64,10 @@ class Director(Protocol):
 NO_TOOL_CALL = "(no tool call)"
 # How long a director's second look waits for the page to settle (a widget still building).
 ANOTHER_LOOK_WAIT_S = 2.0
+# What typing a person's secret answer says after the run was suspended and resumed (Worker.resume).
+FORGOTTEN_ANSWER = ("a person's secret answer given before this run was suspended; secret answers live only in "
+                    "the memory of the run that received them and are stored nowhere, so it is gone. If you still "
+                    "need it, ask the person again with ask_human.")
 
 
 class WorkerOptions(BaseModel):
@@ -100,7 +105,11 @@ class Worker:
         options: WorkerOptions | None = None,
         progress: ProgressCallback | None = None,
         tools: UserTools | None = None,
+        human: HumanHandler | None = None,
     ):
+        if human is not None and not callable(human):
+            raise ConfigError("human", f"must be an async callable taking a HumanRequest, got {type(human).__name__}")
+        self.human = human  # answers ask_human (webtask_core.human); None: nobody can
         self.tools = user_tools(tools)
         self.llm = llm
         self.progress = progress  # told what each step is doing as it happens (webtask_core.progress)
@@ -148,6 +157,14 @@ class Worker:
             thresholds=self.options.stuck,
             tools=self.tools,
         )
+
+    def resume(self, ctx: TaskContext, snapshot: TaskSnapshot) -> None:
+        """Go on with an unfinished task (``ctx`` from :meth:`start`, no step run) from its snapshot,
+        taken in another process before its run was suspended. A person's secret answers from before
+        are not in it — they are kept nowhere — so their placeholders now say so when typed."""
+        ctx.resume(snapshot)
+        for name in snapshot.secret_answers:
+            self.secrets.forget(name, FORGOTTEN_ANSWER)
 
     async def step(self, ctx: TaskContext, *, director: Director | None = None,
                    watcher: Watcher | None = None) -> Step:
@@ -228,7 +245,7 @@ class Worker:
         state = ctx.step_state()
         tool_ctx = ToolContext(
             tab=tab, resources=ctx.resources, output_spec=ctx.output_spec, state=state,
-            secrets=self.secrets,
+            secrets=self.secrets, human_available=self.human is not None,
         )
 
         def acting(call: ToolCall) -> None:
@@ -279,6 +296,14 @@ class Worker:
                    next_user_blocks=next_user_blocks, state=state)
         step.timings.total_ms = _ms(started, time.perf_counter())
         return step
+
+    async def page_for_person(self, ctx: TaskContext) -> tuple[str, str, str | None]:
+        """The page as a person should see it to answer a question: URL, title and a JPEG (base64,
+        secret fields masked; None when a secret shows where it cannot be masked)."""
+        tab = self.tab
+        observation, mask_ids, unmaskable = self.secrets.scrub_observation(await tab.observe())
+        shot = await self._screenshot(tab, marks=False, mask_ids=mask_ids, withhold=unmaskable, scale=0.75)
+        return observation.url, observation.title, base64.b64encode(shot).decode("ascii") if shot else None
 
     async def finish(self, ctx: TaskContext, *, capture: bool = True) -> TaskRecord:
         """The TaskRecord of a finished task; with ``capture``, the final page and screenshot."""
@@ -351,14 +376,15 @@ class Worker:
         self.progress(Progress(ctx.next_index, ctx.max_steps, phase, detail, tokens))
 
     async def _screenshot(
-        self, tab: BrowserTab, *, marks: bool, mask_ids: list[str], withhold: bool
+        self, tab: BrowserTab, *, marks: bool, mask_ids: list[str], withhold: bool, scale: float | None = None
     ) -> bytes | None:
         """The screenshot with the elements showing a secret masked (password fields always are).
         None when a secret shows where no element can be masked (text in the page itself)."""
         if not self.options.screenshots or withhold:
             return None
         # The model's view is scaled down; the final picture (a record for people) is not.
-        scale = self.options.screenshot_scale if marks else 1.0
+        if scale is None:
+            scale = self.options.screenshot_scale if marks else 1.0
         quality = self.options.screenshot_quality
         if not mask_ids:
             return await tab.screenshot(marks=marks, format="jpeg", quality=quality, scale=scale)

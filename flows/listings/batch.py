@@ -28,6 +28,8 @@ from prefect.states import Completed, Failed
 from webtask_core.browser.runtime import SharedBrowser
 from webtask_core.errors import ConfigError
 from webtask_core.llm.anthropic import check_model_name
+from webtask_flows.human import HumanWait
+from webtask_flows.listings.approvals import ApprovalRule, approval_reason
 from webtask_flows.listings.artifacts import BatchProgress, publish_summary, summary_line
 from webtask_flows.listings.events import emit_batch_event
 from webtask_flows.listings.ledger import LedgerRecordError, ListingLedger, open_ledger
@@ -102,6 +104,8 @@ async def batch_listing_upload(
     login_max_age_minutes: float = 60,
     replay: bool = False,
     replay_version: str = "1",
+    approve_if: ApprovalRule | None = None,
+    human: HumanWait | None = None,
 ) -> list[ListingResult]:
     """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
 
@@ -134,21 +138,28 @@ async def batch_listing_upload(
             Listings run one at a time until one completes with a script that fits the site (the
             first recording, a clean replay, or a repair), then side by side.
         replay_version: bump it to record the script afresh (e.g. after changing the template).
+        approve_if: listings a person approves before Publish (``price_above``, fields ``changed`` since
+            the SKU's last listing, ``categories``): the run pauses for the form in the Prefect UI;
+            "reject" ends that listing aborted with the comment (webtask_flows.listings.approvals).
+        human: how a listing waits for a person (approvals, a log-in code, a security check): see
+            ``run-webtask``'s ``human`` (default: up to one hour, then aborted).
     """
     logger = get_run_logger()
     _check_parameters(site_url, max_concurrency, fan_out, max_steps=max_steps, model=model)
     await _check_password_secret(password_secret)
     batch = await load_batch_input(manifest, listings, skip_invalid=skip_invalid)
+    book = await open_ledger(ledger, site_url=site_url, username=username)
+    approvals = await _approvals(book, batch.listings, approve_if)
     jobs = plan_jobs(
         batch.listings, site_url=site_url, username=username, password_secret=password_secret,
         task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
         replay_key=listing_script_key(task_template, site_url, replay_version) if replay else None,
+        approvals=approvals, human=human.model_dump() if human is not None else None,
     )
     login = plan_login(
         site_url=site_url, username=username, password_secret=password_secret, template=login_task_template,
         max_steps=max_steps, model=model, allowed_domains=allowed_domains, max_age_minutes=login_max_age_minutes,
     )
-    book = await open_ledger(ledger, site_url=site_url, username=username)
     batch_id = batch_id or _current_attempt_id()
     await book.check_writable(batch_id)
     for problem in batch.problems:
@@ -228,6 +239,20 @@ async def batch_listing_upload(
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
     await publish_summary(batch.artifact_key, ordered, source=batch.source)
     return _final_state(ordered, total, invalid=len({problem.row for problem in batch.problems}))
+
+
+async def _approvals(book: ListingLedger, listings: list[ListingRecord],
+                     rule: ApprovalRule | None) -> dict[str, str]:
+    """SKU -> why a person must approve it before Publish (only the listings that need it)."""
+    if rule is None:
+        return {}
+    found: dict[str, str] = {}
+    for listing in listings:
+        last = await book.last_listed(listing.sku) if rule.needs_history else None
+        reason = approval_reason(listing, rule, last)
+        if reason:
+            found[listing.sku] = reason
+    return found
 
 
 def _check_parameters(site_url: str, max_concurrency: int, fan_out: str, *, max_steps: int, model: str | None) -> None:

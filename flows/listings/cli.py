@@ -37,6 +37,9 @@ def demo(
     workdir: Path | None = typer.Option(None, "--workdir", help="Keep the manifest, photos and ledger here."),
     replay: bool = typer.Option(True, "--replay/--no-replay",
                                 help="Learn the listing flow on the first listing, replay it on the rest."),
+    approval: bool = typer.Option(True, "--approval/--no-approval",
+                                  help="The last listing waits for a person's approval before Publish; the demo "
+                                       "answers it through the Prefect API, as the UI does."),
 ) -> None:
     """The offline demo: a batch listing upload to a local marketplace, on Prefect's embedded server."""
     _require_demo_extra("demo")
@@ -53,7 +56,7 @@ def demo(
 
     console = Console(stderr=True)
     options = DemoOptions(listings=listings, concurrency=concurrency, keep_open=keep_open, workdir=workdir,
-                          replay=replay)
+                          replay=replay, approval=approval)
     outcome = asyncio.run(run_demo(console, options))
     typer.echo(json.dumps(outcome))
     if outcome["status"] != "completed":

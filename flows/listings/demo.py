@@ -3,7 +3,10 @@
 It starts the demo marketplace on 127.0.0.1, writes a manifest of a few listings with drawn product
 photos into a local folder, and runs ``batch-listing-upload`` on Prefect's embedded server with the
 scripted offline model (Claude when ``ANTHROPIC_API_KEY`` is set), showing each listing's progress
-live. At the end: the summary, where to look, and one JSON line for scripts.
+live. One listing (the last) is priced above the batch's approval rule, so its run pauses for a
+person's approval before Publish; the demo answers that form through the Prefect API, as the UI's
+Resume button does (demo_person.py). At the end: the summary, where to look, and one JSON line for
+scripts.
 
 Prefect reads its settings when imported, so :func:`prepare_environment` runs first and every
 Prefect import here is inside a function.
@@ -25,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from webtask_core.testing.demo_extra import require_demo_extra
+from webtask_flows.listings.demo_person import DEMO_APPROVAL_PRICE, DEMO_APPROVAL_RULE, DemoReviewer
 
 __all__ = [
     "prepare_environment", "DemoOptions", "run_demo", "write_demo_manifest", "require_demo_extra", "DEMO_USER",
@@ -65,10 +69,15 @@ class DemoOptions:
     keep_open: bool = False  # keep the marketplace up until Ctrl+C
     latency_s: float = 0.0  # the scripted model's answer delay
     replay: bool = True  # the first listing records the flow, the rest replay it without the model
+    approval: bool = True  # the last listing waits for a person's approval, which the demo gives
 
 
-def write_demo_manifest(folder: Path, count: int) -> Path:
-    """``folder/manifest.jsonl`` and ``folder/photos/*.jpg`` (relative paths in the manifest)."""
+APPROVAL_PRICE = "640.00"  # the price of the listing that needs approval (above DEMO_APPROVAL_PRICE)
+
+
+def write_demo_manifest(folder: Path, count: int, *, pricey_last: bool = False) -> Path:
+    """``folder/manifest.jsonl`` and ``folder/photos/*.jpg`` (relative paths in the manifest);
+    ``pricey_last``: the last listing costs :data:`APPROVAL_PRICE` (it will need approval)."""
     from webtask_flows.listings.etl_example import sample_products
 
     (folder / "photos").mkdir(parents=True, exist_ok=True)
@@ -77,14 +86,18 @@ def write_demo_manifest(folder: Path, count: int) -> Path:
         for relative, content in zip(row["photos"], photos):
             (folder / relative).write_bytes(content)
         lines.append(json.dumps(row))
+    if pricey_last:
+        row = json.loads(lines[-1])
+        lines[-1] = json.dumps({**row, "price": APPROVAL_PRICE})
     manifest = folder / "manifest.jsonl"
     manifest.write_text("\n".join(lines) + "\n")
     return manifest
 
 
 async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str, str], shop: Any,
-                 done: asyncio.Event) -> None:
-    """Redraw a table of the listings (state, steps, URL) from the Prefect API until ``done``."""
+                 done: asyncio.Event, reviewer: DemoReviewer) -> None:
+    """Redraw a table of the listings (state, steps, URL) from the Prefect API until ``done``; a
+    listing run paused for a person is shown to ``reviewer``."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowRunFilter,
@@ -113,6 +126,7 @@ async def _watch(console: Any, run_name: str, skus: list[str], titles: dict[str,
                         for task_run in task_runs:
                             steps[task_run.flow_run_id] = steps.get(task_run.flow_run_id, 0) + 1
                     for run in children:
+                        await reviewer.look(client, run)
                         if run.name in rows:
                             rows[run.name] = (run.state.name if run.state else "Pending", steps.get(run.id, 0))
                 live.update(_table(rows, titles, shop))
@@ -131,7 +145,8 @@ def _table(rows: dict[str, tuple[str | None, int]], titles: dict[str, str], shop
         table.add_column(column)
     for sku, (state, steps) in rows.items():
         listed = shop.listing_by_sku(sku)
-        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red"}.get(state or "", "dim")
+        colour = {"Completed": "green", "Running": "yellow", "Failed": "red", "Aborted": "red",
+                  "Paused": "magenta"}.get(state or "", "dim")
         table.add_row(sku, titles[sku], f"[{colour}]{state}[/{colour}]", str(steps or ""),
                       urlsplit(listed[0].url).path if listed else "")
     return table
@@ -182,7 +197,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     if own_store:
         os.environ["WEBTASK_SESSION_STORE"] = str(workdir / "sessions")
     try:
-        manifest = write_demo_manifest(workdir, options.listings)
+        manifest = write_demo_manifest(workdir, options.listings, pricey_last=options.approval)
         rows = [json.loads(line) for line in manifest.read_text().splitlines()]
         titles = {row["sku"]: row["title"] for row in rows}
         console.print(f"[bold]Manifest[/bold]: {manifest} ({len(rows)} listings, photos in {workdir / 'photos'})",
@@ -201,12 +216,19 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                 await Secret(value=DEMO_PASSWORD).asave(DEMO_SECRET_BLOCK, overwrite=True)
                 run_name = f"demo-{int(time.time())}"
                 done = asyncio.Event()
-                watcher = asyncio.create_task(_watch(console, run_name, list(titles), titles, shop, done))
+                reviewer = DemoReviewer(console)
+                if options.approval:
+                    console.print(f"[bold]Approval[/bold]: listings above {DEMO_APPROVAL_PRICE} wait for a person "
+                                  f"before Publish ({rows[-1]['sku']} is at {APPROVAL_PRICE}); the demo answers "
+                                  "the form through the Prefect API, as the UI does", soft_wrap=True)
+                watcher = asyncio.create_task(_watch(console, run_name, list(titles), titles, shop, done, reviewer))
                 try:
                     state = await batch_listing_upload.with_options(flow_run_name=run_name)(
                         manifest=str(manifest), site_url=shop.url("/listings"), username=DEMO_USER,
                         password_secret=DEMO_SECRET_BLOCK, max_concurrency=options.concurrency,
                         ledger=str(workdir / "ledger"), replay=options.replay, return_state=True,
+                        approve_if=DEMO_APPROVAL_RULE if options.approval else None,
+                        human={"timeout_s": 300, "poll_s": 1} if options.approval else None,
                     )
                 finally:
                     done.set()
@@ -216,6 +238,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                 console.print(_token_line(results))
                 if options.replay:
                     console.print(model_calls_line(results) or "No listing used replay.")
+                reviewer.report(results)
                 outcome = {
                     "status": "completed" if state.is_completed() else "failed",
                     "message": state.message,
@@ -224,6 +247,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                                                                     "usage", "model_calls", "replayed_steps", "replay"})
                                  for r in results],
                     "marketplace": [{"sku": item.sku, "url": item.url, "photos": len(item.photos)} for item in shop.listings()],
+                    "person": [answer.as_json() for answer in reviewer.answered],
                 }
                 _where_to_look(console, shop, state)
                 if options.keep_open:

@@ -97,6 +97,19 @@ class ListingLedger:
             raise ValueError(f"only completed listings go in the ledger; {listing.sku} is {result.status}")
         stored = result.model_copy(update={"skipped": False, "content_hash": listing.content_hash()})
         await self.store.awrite(stored.model_dump(mode="json"), key=self.key(listing))
+        # The SKU's last listed fields: what an approval rule compares with (listings/approvals.py).
+        await self.store.awrite(listing.model_dump(mode="json"), key=self._last_key(listing.sku))
+
+    def _last_key(self, sku: str) -> str:
+        return f"{self.namespace}/_last/{sku}.json"
+
+    async def last_listed(self, sku: str) -> dict[str, Any] | None:
+        """The fields of the SKU's last completed listing (any content), or None."""
+        key = self._last_key(sku)
+        if not await self.store.aexists(key):
+            return None
+        record = await self.store.aread(key)
+        return record.result if isinstance(record.result, dict) else None
 
     async def check_writable(self, batch_id: str) -> None:
         """Write and read back a marker, so an unreachable ledger fails the batch before any browser

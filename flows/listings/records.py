@@ -241,10 +241,15 @@ def render_listing_task(
     site_url: str,
     username: str,
     password: str,
+    approval: str | None = None,
 ) -> str:
+    """``approval``: why a person must approve the listing before it is published (the data's
+    ``approval`` key; the packaged template then tells the model to ask)."""
     import jinja2
 
     data = _task_data(listing, photo_names, username, password)
+    if approval:
+        data["approval"] = approval
     try:
         return template.render(
             listing=data,

@@ -69,19 +69,24 @@ def plan_jobs(
     model: str | None,
     allowed_domains: list[str] | None,
     replay_key: str | None = None,
+    approvals: dict[str, str] | None = None,
+    human: dict[str, Any] | None = None,
 ) -> list[ListingJob]:
     """Render every listing's task up front, so a template error fails the batch before any run.
 
     ``replay_key``: every listing replays (or records) the script under this key, with its own
-    fields as the replay's parameters (a SKU and title tell one listing from another)."""
+    fields as the replay's parameters (a SKU and title tell one listing from another).
+    ``approvals``: SKU -> why a person approves it before Publish (its task says so; it never replays).
+    ``human``: each run's ``human`` parameter (how it waits for a person)."""
     template = load_task_template(task_template)
     domains = site_domains(site_url, allowed_domains)
     jobs = []
     for listing in listings:
         resources = photo_resource_names(listing)
+        approval = (approvals or {}).get(listing.sku)
         task = render_listing_task(
             template, listing, photo_names=list(resources), site_url=site_url,
-            username=username, password=PASSWORD_PLACEHOLDER,
+            username=username, password=PASSWORD_PLACEHOLDER, approval=approval,
         )
         parameters = {
             "task": task,
@@ -93,7 +98,9 @@ def plan_jobs(
             "allowed_domains": domains,
             "secrets": {PASSWORD_SECRET_NAME: password_secret},
         }
-        if replay_key is not None:  # only then: a deployment made before the parameter existed still works
+        if human is not None:  # only then: a deployment made before the parameter existed still works
+            parameters["human"] = human
+        if replay_key is not None and approval is None:  # a replay would publish without asking
             fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
                                     username=username, password=PASSWORD_PLACEHOLDER)
             parameters["replay"] = {"key": replay_key, "params": fields, "identifying": list(IDENTIFYING_FIELDS)}

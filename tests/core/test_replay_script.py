@@ -12,13 +12,13 @@ from webtask_core.browser.models import ElementInfo, Observation
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.replay import ReplayScript, ScriptStore, script_key
 from webtask_core.replay.commit import capture_commit, is_commit, verify_commit
+from webtask_core.replay.folding import Normaliser, label_words, url_pattern
 from webtask_core.replay.reading import read_page
-from webtask_core.replay.signature import Normaliser, PageSignature, PageView, url_pattern
+from webtask_core.replay.signature import PageSignature, PageView
 from webtask_core.replay.templates import (
     Binding,
     MissingValue,
     count_placeholders,
-    label_words,
     render,
     shown_matches,
     template_value,

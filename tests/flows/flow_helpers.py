@@ -31,12 +31,14 @@ OUTPUT_SCHEMA = {
 
 
 def listing_task(
-    site_url: str, *, sku: str = "BOOT-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2")
+    site_url: str, *, sku: str = "BOOT-001", photos: tuple[str, ...] = ("listing_image_1", "listing_image_2"),
+    **extra: Any,
 ) -> str:
+    """The listing task; ``extra`` adds keys to its data (``approval="why"``, ``totp="{{totp:NAME}}"``)."""
     data = {
         "sku": sku, "title": "Red leather boots", "description": "Worn once.\nSize 39.", "price": 45.0,
         "category": "Women's Shoes", "condition": "Like new", "photos": list(photos),
-        "username": "demo", "password": "{{secret:shop_password}}", "site_url": site_url,
+        "username": "demo", "password": "{{secret:shop_password}}", "site_url": site_url, **extra,
     }
     return ("Create a listing with these photos on the marketplace, then report its URL.\n"
             f"```json\n{json.dumps(data, indent=2)}\n```")

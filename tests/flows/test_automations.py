@@ -97,7 +97,7 @@ def test_every_shipped_automation_is_valid():
     names = {definition["name"] for definition in definitions}
     assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
                      "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs",
-                     "webtask-script-repaired", "webtask-script-handover"}
+                     "webtask-script-repaired", "webtask-script-handover", "webtask-waiting"}
     for definition in definitions:
         for action in definition["actions"]:
             action.pop("block", None)
@@ -107,6 +107,8 @@ def test_every_shipped_automation_is_valid():
 
 
 async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webhook):
+    from webtask_core.human import HumanRequest
+    from webtask_flows.human import emit_waiting_event
     from webtask_flows.listings.events import emit_batch_event
     from webtask_flows.listings.models import ListingResult
 
@@ -128,11 +130,14 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         emit_script_event("repaired", key="listing-task.shop.v1", revision=3, steps=9, task="Create a listing ...",
                           handovers=["step 5: the page lacks 1 it had (input text title title)"],
                           labels={**labels, "sku": "NIGHT-010"})
+        emit_waiting_event(HumanRequest(question="Enter the sign-in code", kind="code", why="a second factor",
+                                        url="https://shop.example/login/verify"),
+                           task="Create a listing ...", labels={**labels, "sku": "NIGHT-011"}, timeout_s=3600)
         emit_script_event("recorded", key="listing-task.shop.v1", revision=1, steps=8, task="Create a listing ...",
                           handovers=[], labels=labels)  # no alert for a first recording
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="aborted", task="Create a listing ...",
                             handovers=[{"step": 9, "kind": "site", "reason": "no element like button \"publish\""}],
-                            labels={**labels, "sku": "NIGHT-011"})
+                            labels={**labels, "sku": "NIGHT-013"})
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="completed", task="Create a listing ...",
                             handovers=[{"step": 4, "kind": "item", "reason": "a list on the page now shows this item"}],
                             labels={**labels, "sku": "NIGHT-012"})  # completed: no alert
@@ -153,8 +158,10 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         "webtask listing error: listing NIGHT-009 (batch nightly-owl)": "the run ended Crashed",
         "webtask replay repaired: listing-task.shop.v1 (batch nightly-owl)":
             "- step 5: the page lacks 1 it had (input text title title)",
-        "webtask replay handed over, listing aborted: NIGHT-011 (batch nightly-owl)":
+        "webtask replay handed over, listing aborted: NIGHT-013 (batch nightly-owl)":
             '- step 9 (site): no element like button "publish"',
+        "webtask needs a person: listing NIGHT-011 (batch nightly-owl)":
+            "The agent asks: Enter the sign-in code",
         "webtask batch failed: 1 of 2 listing(s) (s3://listings/nightly/manifest.jsonl)":
             "- NIGHT-007: max_steps — out of steps",
         "webtask batch completed: 1 listing(s) (s3://listings/other/manifest.jsonl)": "1/1 done: 1 completed",

@@ -1,6 +1,7 @@
 """prefect.yaml against a real `prefect server start` on loopback: `prefect deploy --all`, then
 `prefect deployment run 'batch-listing-upload/nightly'` fanned out to two process workers on one pool
-(both run listings), then the ETL chain (the upstream flow's completion triggers the batch). Every
+(both run listings), then the ETL chain (the upstream flow's completion triggers the batch); a run that
+suspends while it waits for a person and resumes on another worker. Every
 process the test starts is stopped by its PID at the end."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,16 @@ import httpx
 import pytest
 from flow_helpers import (
     SHOP_PASSWORD,
+    USERS,
     fake_model_env,
     flow_env,  # noqa: F401 (fixture)
+    listing_task,
     shop,  # noqa: F401 (fixture)
 )
 from test_batch_flow import manifest_rows, requests_per_sku, write_photos
 
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_core.testing.marketplace import Marketplace
 
 PROJECT = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
@@ -201,15 +205,22 @@ async def test_deploy_fan_out_on_two_workers_and_etl_chaining(flow_env, shop, pr
             assert [len(shop.listing_by_sku(sku)) for sku in ("DEMO-001", "DEMO-002")] == [1, 1]
 
 
-async def wait_for_attempt(client: Any, flow_run_id: Any, attempt: int, timeout_s: float = 180) -> Any:
-    """The flow run once its attempt ``attempt`` reached a final state."""
-    deadline = time.monotonic() + timeout_s
+async def wait_for_flow_run(client: Any, flow_run_id: Any, ready: Callable[[Any], bool], what: str,
+                            timeout_s: float = 180) -> Any:
+    """The flow run once ``ready(run)`` (it has a state); fails saying ``what`` did not happen."""
+    deadline, run = time.monotonic() + timeout_s, None
     while time.monotonic() < deadline:
         run = await client.read_flow_run(flow_run_id)
-        if run.run_count >= attempt and run.state is not None and run.state.is_final():
+        if run.state is not None and ready(run):
             return run
-        await asyncio.sleep(1)
-    raise AssertionError(f"attempt {attempt} of flow run {flow_run_id} did not finish within {timeout_s} s")
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"flow run {flow_run_id}: {what} not within {timeout_s} s (now {run.state if run else None})")
+
+
+async def wait_for_attempt(client: Any, flow_run_id: Any, attempt: int, timeout_s: float = 180) -> Any:
+    """The flow run once its attempt ``attempt`` reached a final state."""
+    return await wait_for_flow_run(client, flow_run_id, lambda run: run.run_count >= attempt and run.state.is_final(),
+                                   f"attempt {attempt} finished", timeout_s)
 
 
 @pytest.mark.server
@@ -263,3 +274,65 @@ async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop,
     for row in rows:
         (listed,) = shop.listing_by_sku(row["sku"])
         assert results[row["sku"]].listing_url == listed.url  # each its own listing, never another's
+
+
+# ---- a long wait for a person: suspend, and resume on another worker ----
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_suspended_run_resumes_on_another_worker_with_the_answer(flow_env, processes, monkeypatch, tmp_path):
+    from prefect.client.orchestration import PrefectClient
+
+    sessions = tmp_path / "shared-sessions"  # what S3 would be between machines
+    api_url = processes.env["PREFECT_API_URL"]
+    with Marketplace(users=USERS, second_factor="email") as shop:
+        async with fake_model_env(MarketplaceListingPolicy(login_only=True), monkeypatch) as server:
+            processes.env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key",
+                                  "WEBTASK_SESSION_STORE": str(sessions)})
+            await wait_healthy(api_url)
+            processes.run(PREFECT, "work-pool", "create", "webtask-pool", "--type", "process")
+            processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
+                          f"Secret(value={SHOP_PASSWORD!r}).save('shop-password', overwrite=True)")
+            processes.run(PREFECT, "--no-prompt", "deploy", "--name", "default")
+            first = processes.start("worker-a", PREFECT, "worker", "start", "--pool", "webtask-pool",
+                                    "--name", "worker-a")
+            parameters = {"task": listing_task(shop.url("/listings")), "start_url": shop.url("/listings"),
+                          "max_steps": 10, "session_key": "suspended-login",
+                          "secrets": {"shop_password": "shop-password"},
+                          "human": {"timeout_s": 600, "suspend_after_s": 0}}
+            said = processes.run(PREFECT, "deployment", "run", "run-webtask/default", "--params",
+                                 json.dumps(parameters))
+            flow_run_id = said.split("UUID:")[1].split()[0].strip()
+
+            async with PrefectClient(api_url) as client:
+                suspended = await wait_for_flow_run(client, flow_run_id, lambda run: run.state.is_paused(), "suspended",
+                                                    120)
+                assert suspended.state.name == "Suspended"
+                assert (sessions / "waiting" / f"{flow_run_id}.json").is_file()
+                # The suspended run let go of its session key (and closed its browser) as it exited.
+                for _ in range(120):
+                    lock = await client.read_global_concurrency_limit_by_name("webtask-session-suspended-login")
+                    if lock.active_slots == 0:
+                        break
+                    await asyncio.sleep(0.5)
+                assert lock.active_slots == 0
+                os.killpg(first.pid, signal.SIGTERM)  # the first worker goes away
+                first.wait(timeout=30)
+                processes.start("worker-b", PREFECT, "worker", "start", "--pool", "webtask-pool", "--name", "worker-b")
+                code = shop.checks.inbox[-1].code
+                async with httpx.AsyncClient() as http:
+                    answered = await http.post(f"{api_url}/flow_runs/{flow_run_id}/resume",
+                                               json={"run_input": {"answer": code}})
+                assert answered.json()["status"] == "ACCEPT", answered.text
+                run = await wait_for_flow_run(client, flow_run_id, lambda run: run.state.is_final(), "final state", 120)
+
+    assert run.state.is_completed(), run.state.message
+    assert "suspended" in "".join(run.empirical_policy.pause_keys)
+    assert flow_run_id in processes.log("worker-b")
+    assert not (sessions / "waiting" / f"{flow_run_id}.json").exists()  # removed once resumed
+    stored = "".join(path.read_text(errors="replace") for path in Path(sessions).rglob("*") if path.is_file())
+    assert code not in stored and "{{secret:ask_human_" in stored
+    # One model conversation across both processes: the resumed run did not start over.
+    assert sum("Two-step verification" in json.dumps(request) for request in server.requests) >= 2

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from webtask_core.replay.folding import label_words
 from webtask_core.replay.reading import ReadText, is_field, is_value_display
-from webtask_core.replay.templates import Binding, label_words, shown_matches, template_text
+from webtask_core.replay.templates import Binding, shown_matches, template_text
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from webtask_core.replay.commit import capture_commit, is_commit
+from webtask_core.replay.folding import Normaliser, decide_marks, label_words
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
-from webtask_core.replay.signature import Normaliser, PageSignature, PageView, decide_marks
-from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, label_words, template_value
+from webtask_core.replay.signature import PageSignature, PageView
+from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, template_value
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
@@ -95,6 +96,8 @@ class Recorder:
                 commit_view, commit_element = current, self._same_in(view, current, call)
             action, problem = self._action(call, element, view)
             actions.append(action.model_copy(update={"commit": commit}))
+            if call.name == "ask_human":  # a person's answer is never replayed from a recording
+                problem = "the step asks a person (ask_human); a replay never reuses a recorded answer"
             if problem:
                 problems.append(problem)
             if call.input.get("to_element_id") is not None:

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from webtask_core.llm.types import ModelReply, ToolCall, Usage
 from webtask_core.replay.commit import verify_commit
+from webtask_core.replay.folding import Normaliser
 from webtask_core.replay.script import ReplayScript
-from webtask_core.replay.signature import Normaliser, PageSignature, PageView
+from webtask_core.replay.signature import PageSignature, PageView
 from webtask_core.replay.templates import MissingValue, render
 
 if TYPE_CHECKING:

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
+
+from webtask_core.replay.folding import names_agree
+from webtask_core.replay.numbers import NUMBER, NumberStyle, as_number, bare_number, readings, weak_number
 
 __all__ = [
     "MissingValue",
@@ -42,8 +44,6 @@ __all__ = [
     "render",
     "shown_matches",
     "count_placeholders",
-    "label_words",
-    "names_agree",
     "page_values",
     "fold",
 ]
@@ -51,12 +51,10 @@ __all__ = [
 ELEMENT = "{{element}}"
 _PLACEHOLDER = re.compile(r"\{\{(param|page|count|file|secret)(?::([^}|]+))?(?:\|([^}]+))?\}\}( [A-Za-z]+)?")
 _SPACE = re.compile(r"\s+")
-# A number as pages and people write it: 45, 45.00, 24,50, 1,200.00, 1.200,00.
-_NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3})+|(?:\u00a0\d{3})+)(?:[.,]\d+)?"
-                     r"|\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _MIN_TEXT_CHARS = 3  # a shorter value is only ever matched whole, never inside other text
 _SLUG = re.compile(r"[^a-z0-9]+")
+FILE_MARK = "\x00"  # where a {{file}} stood, while a template is compared
 
 
 class MissingValue(LookupError):
@@ -73,116 +71,6 @@ def page_values(page_url: str) -> dict[str, str]:
         return {}
     origin = f"{parts.scheme}://{parts.netloc}"
     return {"url": page_url, "path_url": origin + parts.path, "origin": origin}
-
-
-def label_words(*texts: str | None) -> set[str]:
-    """The words of what names a control — its label, the text beside it, its ``name`` attribute
-    (``stockrecords-0-num_in_stock``), the hints of the list around it — for :class:`Binding`'s
-    label test."""
-    return {word for text in texts if text for word in _split_words(text)}
-
-
-def _split_words(text: str) -> set[str]:
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", unicodedata.normalize("NFKD", text))
-    return {word for word in re.split(r"[\W\d_]+", spaced.casefold()) if len(word) >= 3}
-
-
-def _same_word(one: str, other: str) -> bool:
-    """``price`` and ``prices``, ``category`` and ``categories``; not ``product`` and ``productcategory``."""
-    if one == other:
-        return True
-    short, long = sorted((one, other), key=len)
-    if len(short) < 4 or len(long) - len(short) > 3:
-        return False
-    return long.startswith(short[: max(4, len(short) - 2)])
-
-
-def names_agree(name: str, words: set[str]) -> bool:
-    """Whether a parameter's name (``product_type``, ``numInStock``) is named by the label ``words``."""
-    return any(_same_word(mine, word) for mine in _split_words(name) for word in words)
-
-
-# ---- numbers ----
-
-
-@dataclass(frozen=True)
-class _NumberStyle:
-    decimals: int | None  # None: as few as the value needs (no trailing zeros)
-    comma: bool = False  # decimal comma
-    group: bool = False  # thousands separators
-
-    @property
-    def spec(self) -> str:
-        parts = ["num" if self.decimals is None else f"num:{self.decimals}"]
-        if self.decimals is None and (self.comma or self.group):
-            parts = ["num:min"]
-        if self.comma:
-            parts.append("comma")
-        if self.group:
-            parts.append("group")
-        return ":".join(parts)
-
-    @classmethod
-    def parse(cls, spec: str) -> _NumberStyle:
-        parts = spec.split(":")
-        decimals = None if len(parts) < 2 or parts[1] in ("min", "comma", "group") else int(parts[1])
-        return cls(decimals, "comma" in parts[1:], "group" in parts[1:])
-
-    def write(self, value: Decimal) -> str:
-        if self.decimals is None:
-            text = format(value.normalize(), "f")
-        else:
-            text = format(value.quantize(Decimal(1).scaleb(-self.decimals)), "f")
-            if Decimal(text) != value:
-                raise MissingValue(f"{value} cannot be written with {self.decimals} decimals as the recording did")
-        whole, _, fraction = text.partition(".")
-        if self.group:
-            sign = "-" if whole.startswith("-") else ""
-            digits = whole.lstrip("-")
-            groups = [digits[max(0, end - 3):end] for end in range(len(digits), 0, -3)][::-1]
-            whole = sign + ("." if self.comma else ",").join(groups)
-        return whole + ((("," if self.comma else ".") + fraction) if fraction else "")
-
-
-def _number(value: Any) -> Decimal | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float, Decimal)):
-        return Decimal(str(value))
-    if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
-        return Decimal(value.strip())
-    return None
-
-
-def _readings(token: str) -> list[tuple[Decimal, _NumberStyle]]:
-    """What a written number may mean: ``1,200`` is twelve hundred (grouped) or 1.2 (decimal comma)."""
-    text = token.replace("\u00a0", ",")
-    out: list[tuple[Decimal, _NumberStyle]] = []
-
-    def add(plain: str, comma: bool, group: bool) -> None:
-        try:
-            number = Decimal(plain)
-        except InvalidOperation:
-            return
-        out.append((number, _NumberStyle(len(plain.partition(".")[2]), comma, group)))
-
-    marks = {char for char in text if char in ",."}
-    if not marks:
-        add(text, False, False)
-    elif marks == {"."}:
-        if text.count(".") == 1:
-            add(text, False, False)
-        if re.fullmatch(r"\d{1,3}(\.\d{3})+", text):
-            add(text.replace(".", ""), True, True)
-    elif marks == {","}:
-        if text.count(",") == 1:
-            add(text.replace(",", "."), True, False)
-        if re.fullmatch(r"\d{1,3}(,\d{3})+", text):
-            add(text.replace(",", ""), False, True)
-    else:  # both: the last one is the decimal mark
-        last = max(text.rfind(","), text.rfind("."))
-        add(re.sub(r"[,.]", "", text[:last]) + "." + text[last + 1:], text[last] == ",", True)
-    return out
 
 
 # ---- binding recorded values to parameters ----
@@ -224,10 +112,6 @@ class Binding:
                                 "a constant and this run's value cannot be told apart")
             return None
         return names[0]
-
-
-def _weak_number(number: Decimal) -> bool:
-    return abs(number) < 10 and number == number.to_integral_value()
 
 
 def template_value(value: Any, binding: Binding, *, page_url: str = "") -> Any:
@@ -308,8 +192,8 @@ def _whole(text: str, binding: Binding) -> str | None:
     names = [name for name, param in binding.params.items()
              if not isinstance(param, (list, dict, bool)) and param is not None and fold(str(param)) == folded and folded]
     if names:
-        number = _number(text)
-        weak = _weak_number(number) if number is not None else len(folded) < _MIN_TEXT_CHARS
+        number = as_number(text)
+        weak = weak_number(number) if number is not None else len(folded) < _MIN_TEXT_CHARS
         chosen = binding.choose(text, names, weak=weak)
         if chosen is None:
             return text if binding.problem is None else None
@@ -336,7 +220,7 @@ def _text_matches(text: str, binding: Binding) -> list[tuple[int, int, str]]:
     folded = text.casefold()
     candidates: list[tuple[str, str, str]] = []  # (needle, placeholder, original)
     for name, param in binding.params.items():
-        if isinstance(param, (list, dict, bool)) or param is None or _number(param) is not None:
+        if isinstance(param, (list, dict, bool)) or param is None or as_number(param) is not None:
             continue
         value = _SPACE.sub(" ", str(param)).strip()
         if len(value) >= _MIN_TEXT_CHARS:
@@ -392,7 +276,7 @@ def _number_matches(text: str, binding: Binding) -> list[tuple[int, int, str]]:
     """Numbers in ``text`` equal to a numeric parameter, with the way they are written (and, with
     ``counts``, equal to the length of a list parameter)."""
     found: list[tuple[int, int, str]] = []
-    numeric = {name: number for name, param in binding.params.items() if (number := _number(param)) is not None}
+    numeric = {name: number for name, param in binding.params.items() if (number := as_number(param)) is not None}
     lengths: dict[int, list[str]] = {}
     if binding.counts:
         for name, param in binding.params.items():
@@ -400,14 +284,14 @@ def _number_matches(text: str, binding: Binding) -> list[tuple[int, int, str]]:
                 lengths.setdefault(len(param), []).append(name)
     if not numeric and not lengths:
         return found
-    for match in _NUMBER.finditer(text):
+    for match in NUMBER.finditer(text):
         token = match.group(0)
         placeholder = None
-        for number, style in _readings(token):
+        for number, style in readings(token):
             names = [name for name, value in numeric.items() if value == number]
             if not names:
                 continue
-            chosen = binding.choose(token, names, weak=_weak_number(number))
+            chosen = binding.choose(token, names, weak=weak_number(number))
             if chosen is None:
                 break
             param = str(binding.params[chosen]).strip()
@@ -416,7 +300,7 @@ def _number_matches(text: str, binding: Binding) -> list[tuple[int, int, str]]:
             else:
                 # Fewer decimals than the value was given with: written without trailing zeros.
                 shorter = style.decimals is not None and style.decimals < len(param.partition(".")[2])
-                written = _NumberStyle(None, style.comma, style.group) if shorter else style
+                written = NumberStyle(None, style.comma, style.group) if shorter else style
                 placeholder = "{{param:" + chosen + "|" + written.spec + "}}"
             break
         if placeholder is None and token.isdigit() and len(lengths.get(int(token), [])) == 1:
@@ -493,10 +377,13 @@ def _formatted(value: Any, spec: str | None) -> str:
         return value if isinstance(value, str) else json.dumps(value) if isinstance(value, (list, dict)) \
             else str(value).lower() if isinstance(value, bool) else str(value)
     if spec.startswith("num"):
-        number = _number(value)
+        number = as_number(value)
         if number is None:
             raise MissingValue(f"{value!r} is not a number, and the recording wrote a number there")
-        return _NumberStyle.parse(spec).write(number)
+        try:
+            return NumberStyle.parse(spec).write(number)
+        except ValueError as error:
+            raise MissingValue(str(error)) from None
     text = str(value)
     if spec == "upper":
         return text.upper()
@@ -524,12 +411,12 @@ def shown_matches(template: str, shown: str, params: Mapping[str, Any], *, files
     cut with "…" past its limit) is ``template`` with this run's values, case aside. A number the
     page reformatted (``45`` typed shows as ``45.00``, or ``$45.00``) compares by its value."""
     try:
-        expected = fold(str(render(template.replace("{{file}}", _FILE_MARK), params, page_url=page_url)))
+        expected = fold(str(render(template.replace("{{file}}", FILE_MARK), params, page_url=page_url)))
     except MissingValue:
         return False
     folded = fold(shown)
     names = [fold(name) for name in files]
-    pieces = expected.split(_FILE_MARK)
+    pieces = expected.split(FILE_MARK)
     if len(pieces) > 1:
         pattern = ("(?:" + "|".join(re.escape(name) for name in names) + ")") if names else "(?!)"
         if re.fullmatch(pattern.join(re.escape(piece) for piece in pieces), folded):
@@ -541,15 +428,7 @@ def shown_matches(template: str, shown: str, params: Mapping[str, Any], *, files
         candidates = [expected]
     if folded.endswith("…"):  # cut by the tree: the start must agree
         return any(candidate.startswith(folded[:-1]) for candidate in candidates)
-    number, wanted = _bare_number(folded), _bare_number(expected)
+    number, wanted = bare_number(folded), bare_number(expected)
     return number is not None and wanted is not None and number == wanted
 
 
-_FILE_MARK = "\x00"
-
-
-def _bare_number(text: str) -> Decimal | None:
-    """The number a field shows, currency signs and spaces aside (``$ 45.00`` -> 45.00)."""
-    core = text.strip(" $€£¥")
-    readings = _readings(core) if _NUMBER.fullmatch(core) else []
-    return readings[0][0] if len(readings) == 1 else None

@@ -5,6 +5,9 @@ marketplace the way a careful model would: log in, check the SKU is not listed y
 upload the photos by resource name, wait for the previews, confirm, publish, report the URL; and
 handles a log-in task (task data without a SKU): log in if needed, then complete.
 
+Where only a person can help — a second factor at log-in, a security check, an approval the task
+asks for before Publish — it calls ``ask_human`` (or types ``{{totp:NAME}}``), see human_steps.py.
+
 It reads pages rather than remembering them, so it copes with the marketplace's changed layouts
 (`marketplace.Layout`): a form field is found by its name or by the words of its label (a renamed
 "Listing headline" is still the title), a page between the form and the review that asks for a
@@ -19,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+from .human_steps import approval_step, human_step
 from .replies import Reply, ToolUse
 from .request_view import (
     TreeElement,
@@ -161,6 +165,9 @@ class _Step:
         self.path = parts.path.rstrip("/") or "/"
         self.query = parse_qs(parts.query)
 
+        human = human_step(self.request, self.tree, self.path, self.data)  # a second factor, a challenge
+        if human is not None:
+            return human
         if self.path == "/login":
             return self._log_in()
         if self.login_only:
@@ -187,7 +194,7 @@ class _Step:
                 step = self._answer_step()
                 if step is not None:
                     return step
-            return self._publish()
+            return approval_step(self.request, self.data) or self._publish()
         if _LISTING_PATH.match(self.path):
             return self._report_listing()
         return Reply(text="Going to my listings.", tool_uses=[self._go("/listings", link_text="My listings")])

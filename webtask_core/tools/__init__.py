@@ -1,5 +1,6 @@
 """Typed tools the model calls; their JSON schemas come from pydantic models (internals.md §4)."""
 
+from webtask_core.tools.ask_human import AskHumanTool
 from webtask_core.tools.base import StepState, Tool, ToolContext, ToolParams
 from webtask_core.tools.browser_tools import BROWSER_TOOLS, WAIT_FOR_MAX_S
 from webtask_core.tools.control import AbortTool, CompleteTool, OutputSchema, OutputSpec, SetOutputTool
@@ -18,6 +19,7 @@ __all__ = [
     "SetOutputTool",
     "CompleteTool",
     "AbortTool",
+    "AskHumanTool",
     "BROWSER_TOOLS",
     "WAIT_FOR_MAX_S",
     "tool",

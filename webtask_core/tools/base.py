@@ -18,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from webtask_core.errors import ActionError
 from webtask_core.llm.types import ToolSpec
 from webtask_core.resources import ResourceSet
-from webtask_core.secrets import SECRET_PLACEHOLDER, SecretValues
+from webtask_core.secrets import ANY_PLACEHOLDER, SECRET_PLACEHOLDER, SecretValues
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
+    from webtask_core.human import HumanRequest
     from webtask_core.record import WorkerStatus
     from webtask_core.tools.control import OutputSpec
 
@@ -51,6 +52,7 @@ class StepState:
     output_error: str | None = None  # the last set_output in this step was invalid
     status: WorkerStatus | None = None
     feedback: str = ""
+    question: HumanRequest | None = None  # ask_human asked this: the step ends, the answer comes before the next
 
 
 @dataclass
@@ -62,16 +64,19 @@ class ToolContext:
     output_spec: OutputSpec
     state: StepState
     secrets: SecretValues = field(default_factory=SecretValues)
+    human_available: bool = False  # a handler can answer ask_human (webtask_core.human)
 
     def __post_init__(self) -> None:
         if not isinstance(self.secrets, SecretValues):
             self.secrets = SecretValues(self.secrets)
 
     async def reveal(self, text: str, element_id: str | None = None) -> str:
-        """Replace ``{{secret:NAME}}`` placeholders by their values, if the host of the document the
-        text goes to allows it: ``element_id``'s frame, or the focused one (not the tab's URL)."""
-        if SECRET_PLACEHOLDER.search(text) is None:
+        """Replace ``{{secret:NAME}}`` (and ``{{totp:NAME}}``: the current code) placeholders by their
+        values, if the host of the document the text goes to allows it: ``element_id``'s frame, or the
+        focused one (not the tab's URL)."""
+        if ANY_PLACEHOLDER.search(text) is None:
             return text
+        await self.secrets.ready(text)  # a one-time code is typed fresh (webtask_core.totp)
         url = await self.tab.typing_url(element_id) if self.secrets.limited(text) else None
         return self.secrets.reveal(text, url=url)
 

@@ -6,7 +6,7 @@ Running a reply's calls follows three rules, so the model never acts on a page i
   ActionError from the page) becomes an error result, and the calls after it are skipped;
 - after a call that moved the page to another URL, calls that name an element id are skipped (ids
   belong to the page state the model saw);
-- after ``complete`` or ``abort`` nothing else runs.
+- after ``complete`` or ``abort`` nothing else runs, nor after ``ask_human`` (the answer comes first).
 
 Every result message and URL is scrubbed of secret values before it is returned (a page, or a
 Playwright error, may quote what was typed into it).
@@ -26,6 +26,7 @@ from typing import Any
 
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.llm.types import ToolCall, ToolSpec
+from webtask_core.tools.ask_human import AskHumanTool
 from webtask_core.tools.base import Tool, ToolContext
 from webtask_core.tools.browser_tools import BROWSER_TOOLS
 from webtask_core.tools.control import AbortTool, CompleteTool, OutputSpec, SetOutputTool
@@ -64,7 +65,7 @@ class ToolRegistry:
         """The §4 tool set, then ``extra`` (the caller's tools); set_output's schema is the task's
         output schema."""
         tools: list[Tool] = [tool_class() for tool_class in BROWSER_TOOLS]
-        tools += [SetOutputTool(output_spec or OutputSpec()), CompleteTool(), AbortTool(), *extra]
+        tools += [SetOutputTool(output_spec or OutputSpec()), CompleteTool(), AbortTool(), AskHumanTool(), *extra]
         return cls(tools)
 
     @property
@@ -105,6 +106,10 @@ class ToolRegistry:
             if ctx.state.status is not None:
                 ended = f"not run: the task already ended ({ctx.state.status.value})"
                 outcomes.append(self._skip(call, ctx, ended))
+                continue
+            if ctx.state.question is not None:
+                outcomes.append(self._skip(call, ctx, "not run: waiting for the person's answer to ask_human; "
+                                                      "call it again once you have the answer"))
                 continue
             if failed is not None:
                 outcomes.append(

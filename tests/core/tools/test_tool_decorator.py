@@ -265,7 +265,7 @@ def test_user_tools_takes_tools_and_plain_functions_and_appends_them_to_the_defa
     assert checked[:2] == (describe_item, hand_written)
     assert isinstance(checked[2], FunctionTool) and checked[2].name == "_plain"
     registry = ToolRegistry.default(extra=checked)
-    assert registry.names[-4:] == ["abort", "describe_item", "lookup_sku", "_plain"]
+    assert registry.names[-4:] == ["ask_human", "describe_item", "lookup_sku", "_plain"]
     assert user_tools(None) == () and user_tools([]) == ()
 
 

@@ -247,5 +247,5 @@ async def test_a_worker_offers_its_tools_in_every_task():
         first = worker.start("one task")
         second = worker.start("another", output_schema={"type": "object", "properties": {"x": {"type": "string"}}})
     assert first.tools.get("lookup_price") is lookup_price
-    assert second.tools.names[-2:] == ["abort", "lookup_price"]
-    assert Worker(llm, lambda: None).start("plain").tools.names[-1] == "abort"  # type: ignore[arg-type, return-value]
+    assert second.tools.names[-2:] == ["ask_human", "lookup_price"]
+    assert Worker(llm, lambda: None).start("plain").tools.names[-1] == "ask_human"  # type: ignore[arg-type, return-value]

@@ -12,7 +12,7 @@ import pytest
 
 
 @pytest.mark.slow
-def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path):
+def test_the_demo_command_lists_every_product_on_the_marketplace_and_answers_one_approval(tmp_path: Path):
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("PREFECT_", "ANTHROPIC_"))}
     env["HOME"] = str(tmp_path)  # the demo keeps Prefect's database under ~/.webtask/demo/prefect
@@ -30,13 +30,22 @@ def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path)
     assert [listed[sku]["photos"] for sku in sorted(listed)] == [2, 1, 2]  # as the manifest has them
     assert {item["listing_url"] for item in outcome["listings"]} == {item["url"] for item in listed.values()}
     # The first listing is the model's (what it cost, by kind of token: cache reads are billed at about
-    # a tenth) and records the flow; the others replay it without a model call.
-    first, *others = outcome["listings"]
+    # a tenth) and records the flow; the second replays it without a model call; the last, priced
+    # above the approval rule, is the model's again (a replay would publish without asking).
+    first, second, pricey = outcome["listings"]
     assert first["replay"] == "recorded" and first["usage"]["cache_read_tokens"] > 0 and first["usage"]["input_tokens"] > 0
-    assert [(item["replay"], item["model_calls"], item["tokens"]) for item in others] == [("replayed", 0, 0)] * 2
+    assert (second["replay"], second["model_calls"], second["tokens"]) == ("replayed", 0, 0)
+    assert pricey["replay"] == "none" and pricey["model_calls"] == pricey["steps"] == first["steps"] + 1  # + ask_human
+    # Its run paused for approval; the demo answered the form through the API the UI uses, and the
+    # server accepted the answer: the listing was published after it.
+    (answer,) = outcome["person"]
+    assert answer["sku"] == "DEMO-003" and answer["status"] == "ACCEPT"
+    assert answer["question"] == "Publish SKU DEMO-003 (Silver hoop earrings) at 640.00?"
+    assert answer["run_input"]["decision"] == "approve"
     text = " ".join(done.stderr.split())
     assert "Tokens per listing: " in text and "read from the prompt cache" in text
-    assert f"Model calls: {first['model_calls']} made, " in text and "saved by replay" in text
+    made = first["model_calls"] + pricey["model_calls"]
+    assert f"Model calls: {made} made, {second['replayed_steps']} saved by replay" in text
 
     prefect_home = tmp_path / ".webtask" / "demo" / "prefect"
     assert (prefect_home / "prefect.db").is_file()  # `prefect server start` with this home shows the runs
@@ -44,6 +53,9 @@ def test_the_demo_command_lists_every_product_on_the_marketplace(tmp_path: Path)
     prefect_bin = Path(sys.executable).with_name("prefect")
     assert f"PREFECT_HOME={prefect_home} {prefect_bin} server start" in done.stderr
     assert "Listings page: http://127.0.0.1:" in done.stderr
+    assert "DEMO-003 waits for a person: Publish SKU DEMO-003" in text
+    assert f"POST /flow_runs/{answer['flow_run_id']}/resume with {{'decision': 'approve'}} -> ACCEPT" in text
+    assert f"approved through the Prefect API (ACCEPT); then published at {pricey['listing_url']}" in text
 
 
 def test_with_a_prefect_server_the_demo_links_to_the_run_in_the_ui_not_the_api():

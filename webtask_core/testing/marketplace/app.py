@@ -20,6 +20,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.datastructures import UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .check_pages import add_check_pages, challenge_redirect, second_factor_redirect
+from .checks import Checks
 from .forms import CATEGORIES, CONDITIONS, ListingForm, UploadedPhoto, validate_listing_form
 from .layout import SHIPPING_OPTIONS, Layout
 from .store import DraftListing, ListingStore
@@ -49,6 +51,7 @@ class SiteState:
     layout: Layout = field(default_factory=Layout)  # replaced whole (frozen), so a request sees one layout
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     request_log: list[RequestRecord] = field(default_factory=list)
+    checks: Checks = field(default_factory=Checks)  # second factor, challenge (checks.py)
 
     def rotate_secret(self) -> None:
         """Invalidate every session cookie issued so far."""
@@ -157,9 +160,14 @@ def create_app(state: SiteState) -> FastAPI:
         if expected is None or not hmac.compare_digest(password.encode(), expected.encode()):
             return render(request, "login.html", next=next_path, username=username,
                           error="Incorrect username or password.")
+        return second_factor_redirect(state.checks, username, next_path) or sign_in(username, next_path)
+
+    def sign_in(username: str, next_path: str) -> Response:
         response = RedirectResponse(next_path, status_code=303)
         response.set_cookie(SESSION_COOKIE, state.sign_session(username), httponly=True, samesite="lax")
         return response
+
+    add_check_pages(app, state.checks, render, sign_in=sign_in, safe_next=_safe_next)
 
     @app.post("/logout")
     async def logout() -> Response:
@@ -179,7 +187,7 @@ def create_app(state: SiteState) -> FastAPI:
     @app.get("/listings/new")
     async def new_listing(request: Request) -> Response:
         current_user(request)
-        return _form_page(request, ListingForm(), {})
+        return challenge_redirect(state.checks, "/listings/new") or _form_page(request, ListingForm(), {})
 
     def _form_page(request: Request, form: ListingForm, errors: dict[str, str]) -> HTMLResponse:
         title = state.layout.title_field
@@ -264,6 +272,7 @@ def create_app(state: SiteState) -> FastAPI:
         if missing is not None:
             return missing
         listing_id = store.publish(draft)
+        state.checks.note_published()
         return RedirectResponse(f"/listings/{listing_id}?published=1", status_code=303)
 
     @app.get("/listings/{listing_id}")

@@ -16,6 +16,7 @@ from types import TracebackType
 import uvicorn
 
 from .app import RequestRecord, SiteState, create_app
+from .checks import Checks, SecondFactor
 from .layout import LAYOUT_ENV, Layout
 from .store import ListingRecord, ListingStore
 
@@ -32,12 +33,17 @@ class Marketplace:
     ...     shop.listings()          # what has been published, photos included
     ...     shop.set_layout(Layout(renamed_field=True))   # the next page served is the redesign
 
+    ``second_factor="totp"|"email"``, ``challenge_after=N``: what only a person can pass (checks.py;
+    ``shop.checks`` holds the TOTP seed, the inbox and the challenge's characters).
+
     `layout` defaults to the environment's ``WEBTASK_SITE_LAYOUT`` (e.g. ``renamed_field,extra_step``
     or ``all``; see `Layout.parse`), else the original site.
     """
 
     def __init__(self, users: Mapping[str, str] | None = None, *, preview_delay_ms: int = 450,
-                 port: int = 0, layout: Layout | None = None) -> None:
+                 port: int = 0, layout: Layout | None = None, second_factor: SecondFactor | None = None,
+                 totp_seed: str | None = None, challenge_after: int | None = None,
+                 challenge_window_s: float = 300.0) -> None:
         users = dict(users) if users is not None else {"demo": "demo-pass"}
         if not users:
             raise ValueError("Marketplace(users=...) needs at least one username/password pair")
@@ -52,6 +58,11 @@ class Marketplace:
             except ValueError as error:
                 raise ValueError(f"{LAYOUT_ENV}: {error}") from None
         self._layout = layout
+        # What only a person can pass (checks.py): a second factor at log-in, a challenge after a burst.
+        self.checks = Checks(second_factor=second_factor, challenge_after=challenge_after,
+                             challenge_window_s=challenge_window_s)
+        if totp_seed is not None:
+            self.checks.totp_seed = totp_seed
         self._root: Path | None = None
         self._state: SiteState | None = None
         self._server: uvicorn.Server | None = None
@@ -78,6 +89,7 @@ class Marketplace:
             users=self.users,
             preview_delay_ms=self.preview_delay_ms,
             layout=self.layout,  # what a stopped site last served, if it ran before
+            checks=self.checks,
         )
         config = uvicorn.Config(
             create_app(self._state), log_level="warning", access_log=False, lifespan="off",
