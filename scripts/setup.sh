@@ -2,7 +2,8 @@
 # Set up a fresh machine for prefect-webtask: a virtual environment with the project installed, and a
 # Chromium for Playwright. Safe to run again: it only does what is missing.
 #   scripts/setup.sh          install the project with the demo extra (the demo marketplace)
-#   scripts/setup.sh --dev    install the project with the test extras (the demo extra included)
+#   scripts/setup.sh --dev    install the project with the test extras (the demo extra included), and
+#                             the widget libraries the widget tests serve (npm ci in tests/core/widgets)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -67,3 +68,29 @@ if ! .venv/bin/webtask browser-path >/dev/null 2>&1; then
   fi
 fi
 say "Chromium: $(.venv/bin/webtask browser-path)"
+
+# The widget tests serve real widget libraries from the npm registry, at the versions pinned in
+# tests/core/widgets/package-lock.json (never committed). Installed again only when the lock changed.
+if [ "${1:-}" = "--dev" ]; then
+  widgets="tests/core/widgets"
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+      say "no npm found; installing Debian's npm with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq --no-install-recommends npm >/dev/null
+    else
+      say "Install npm (e.g. 'sudo apt-get install npm'), then run this again: the widget tests need it."
+      exit 1
+    fi
+  fi
+  lock_digest="$(sha256sum "$widgets/package-lock.json" | cut -d' ' -f1)"
+  lock_stamp="$widgets/node_modules/.webtask-installed"
+  if [ "$(cat "$lock_stamp" 2>/dev/null)" != "$lock_digest" ]; then
+    say "installing the widget libraries for the tests (npm ci in $widgets)"
+    if ! (cd "$widgets" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+      say "npm ci failed in $widgets (see above)"; exit 1
+    fi
+    echo "$lock_digest" > "$lock_stamp"
+  fi
+fi

@@ -7,12 +7,11 @@ category, upload the photos, fill the stock record, save, and report the product
 shows it. One decision per page state, each checked on the next page before going on (a chosen
 option is read back from the combobox, the description from the editor).
 
-What today's tree makes it do: TinyMCE's editable body (inside the "Rich Text Area" iframe) gets
-no element id, so it clicks the editor's box (the ``role="application"`` element after the
-"Description" text), which puts the caret in the body, and types with the keyboard. Oscar's
-selects are select2 widgets: the ``<select>`` is hidden, so it clicks the combobox and then the
-option of the list that opens. The stock record's fields carry no label of their own (the
-column headers are a row above): it takes them by their ``name``.
+What the tree makes it do: TinyMCE's editable body (inside the "Rich Text Area" iframe) is an
+element named "Description" whose value is the text it holds (its lines joined by a newline): it
+clicks it and types with the keyboard. Oscar's selects are select2 widgets: the ``<select>`` is
+hidden, so it clicks the combobox and then the option of the list that opens. The stock record's
+fields are named by their column headers; it takes them by their ``name``, which says more.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ REQUIRED_KEYS = ("sku", "title", "upc", "description", "product_type", "category
 _LIST_PATH = "/dashboard/catalogue"
 _FORM_PATH = re.compile(r"^/dashboard/catalogue/products/(create/[\w-]+|\d+)$")
 _ERROR_TEXTS = ("Your submitted data was not valid", "This field is required", "Please enter a correct")
-_LINE = re.compile(r"^(?P<indent> *)- (?P<rest>.*)$")
 
 
 def _abort(reason: str) -> Reply:
@@ -170,8 +168,6 @@ class _Decision:
             return self._open_section("Categories")
         if self._editor_text():
             return _abort("the description editor holds text I did not expect: " + " / ".join(self._editor_text()))
-        # The editable body inside the editor's iframe has no id: clicking the editor's box puts
-        # the caret in it, and typing goes there.
         return Reply(text="Filling in the title, UPC and description.", tool_uses=[
             ToolUse("fill", {"element_id": title.id, "text": self.data["title"]}),
             ToolUse("fill", {"element_id": upc.id, "text": self.data["upc"]}),
@@ -260,33 +256,14 @@ class _Decision:
         return _click(link, f"Opening the {label} section.")
 
     def _editor(self) -> TreeElement | None:
-        """The rich-text editor's box: the application element after the "Description" text."""
-        lines = self.tree.splitlines()
-        start = next((i for i, line in enumerate(lines) if line.strip() == '- text: "Description"'), None)
-        if start is None:
-            return None
-        for line in lines[start + 1:start + 3]:
-            match = re.match(r'^\s*- ([a-z]+-\d+) \(role="application"', line)
-            if match:
-                return next(e for e in self.elements if e.id == match.group(1))
-        return None
+        """The description's rich-text editor: the editable region named Description."""
+        return next((e for e in self.elements if e.has("contenteditable") and e.text == "Description"), None)
 
     def _editor_text(self) -> list[str]:
-        """The text lines inside the editor's "Rich Text Area" frame."""
-        lines = self.tree.splitlines()
-        start = next((i for i, line in enumerate(lines) if '- iframe "Rich Text Area"' in line), None)
-        if start is None:
-            return []
-        depth = len(lines[start]) - len(lines[start].lstrip())
-        texts = []
-        for line in lines[start + 1:]:
-            match = _LINE.match(line)
-            if match is None or len(match.group("indent")) <= depth:
-                break
-            text = re.fullmatch(r'text: "(.*)"', match.group("rest"))
-            if text:
-                texts.append(text.group(1))
-        return texts
+        """The lines of text the editor holds."""
+        editor = self._editor()
+        value = editor.attributes.get("value", "") if editor is not None else ""
+        return [line.strip() for line in value.splitlines() if line.strip()]
 
     def _description_lines(self) -> list[str]:
         return [line.strip() for line in self.data["description"].splitlines() if line.strip()]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "press_on",
     "scroll_element",
     "set_files",
+    "checked_files",
     "quote_for_model",
 ]
 
@@ -296,21 +298,50 @@ def _no_such_option(element_id: str, options: list[list[Any]], option: str) -> s
     return f"{message}; options: {shown}{more}"
 
 
-async def select_option(target: Target, option: str, timeout_s: float) -> str:
+_SELECTED = "(el) => Array.from(el.selectedOptions, (o) => o.value)"
+
+
+async def select_option(target: Target, wanted: list[str], timeout_s: float) -> str:
+    """Choose the options of a native <select> (several: a `multiple` one; they are added to those
+    already selected), then read back what it holds: an option the page did not keep is an error."""
     options = target.info["options"]
+    element_id = target.element_id
     if options is None:
-        raise ActionError(
-            f"{target.element_id} is not a <select>; click it to open it, then click the option you want"
-        )
+        raise ActionError(f"{element_id} is not a <select>")
     target.require_enabled()
-    match = _match_option(options, option)
-    if match is None:
-        raise ActionError(_no_such_option(target.element_id, options, option))
-    label, value, disabled = match
-    if disabled:
-        raise ActionError(f"option {quote_for_model(label)} of {target.element_id} is disabled")
-    await target.locator.select_option(value=value, timeout=_ms(timeout_s))
-    return f"selected {quote_for_model(label)} in {target.element_id}"
+    if len(wanted) > 1 and not target.info["multiple"]:
+        raise ActionError(f"{element_id} takes a single option, but {len(wanted)} were given")
+    rect = target.info["rect"]
+    if target.info["visible"] and (rect[2] < 4 or rect[3] < 4):
+        # A widget library's original, kept for the form: the page shows its own widget instead.
+        raise ActionError(f"{element_id} is hidden from sight (the page shows its own widget for it); "
+                          "choose in the widget the page shows")
+    target.require_point()
+    matches = []
+    for one in wanted:
+        match = _match_option(options, one)
+        if match is None:
+            raise ActionError(_no_such_option(element_id, options, one))
+        if match[2]:
+            raise ActionError(f"option {quote_for_model(match[0])} of {element_id} is disabled")
+        matches.append(match)
+    values = [value for _, value, _ in matches]
+    if target.info["multiple"]:
+        values = [value for value in await target.locator.evaluate(_SELECTED) if value not in values] + values
+    await target.locator.select_option(value=values, timeout=_ms(timeout_s))
+    held = await target.locator.evaluate(_SELECTED)
+    labels = {value: label for label, value, _ in options}
+    lost = [label for label, value, _ in matches if value not in held]
+    if lost:
+        now = ", ".join(quote_for_model(labels.get(value, value), 40) for value in held) or "nothing"
+        raise ActionError(
+            f"{element_id} did not keep {', '.join(quote_for_model(label, 40) for label in lost)}: "
+            f"the page changed it back, it holds {now}"
+        )
+    chosen = ", ".join(quote_for_model(label, 40) for label, _, _ in matches)
+    if target.info["multiple"]:
+        return f"selected {chosen} in {element_id}; it holds {', '.join(quote_for_model(labels.get(v, v), 40) for v in held)}"
+    return f"selected {chosen} in {element_id}"
 
 
 async def set_checked(target: Target, checked: bool, timeout_s: float) -> str:
@@ -338,10 +369,12 @@ async def set_checked(target: Target, checked: bool, timeout_s: float) -> str:
     return f"{state} {element_id}"
 
 
-async def press_on(target: Target, key: str, timeout_s: float) -> str:
+async def press_on(target: Target, key: str, timeout_s: float, times: int = 1) -> str:
     target.require_visible()
     await target.locator.press(key, timeout=_ms(timeout_s))
-    return f"pressed {key} on {target.element_id}"
+    for _ in range(times - 1):  # the element has the focus now: the keyboard goes on from there
+        await target.frame.page.keyboard.press(key)
+    return f"pressed {key} on {target.element_id}" + (f" {times} times" if times > 1 else "")
 
 
 def _shown_range(top: float, height: float, visible: float) -> str:
@@ -369,13 +402,19 @@ async def scroll_element(target: Target, direction: str, amount: float) -> str:
     return f"scrolled {what} {direction} {amount:g} of its heights; it now shows {shows} of its content"
 
 
-async def set_files(target: Target, paths: list[str | Path], timeout_s: float) -> str:
+def checked_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The paths as files; ConfigError when none is given or one is not a file."""
     if not paths:
         raise ConfigError("paths", "give at least one file to upload")
     files = [Path(path) for path in paths]
     for file in files:
         if not file.is_file():
             raise ConfigError("paths", f"{file} does not exist or is not a file")
+    return files
+
+
+async def set_files(target: Target, paths: Sequence[str | Path], timeout_s: float) -> str:
+    files = checked_files(paths)
     if target.info["type"] != "file":
         raise ActionError(f"{target.element_id} is not a file input; upload needs an element with type=\"file\"")
     target.require_enabled()

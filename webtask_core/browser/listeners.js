@@ -1,12 +1,22 @@
 // Init script: runs in every frame before the page's own code. It remembers which elements got a
-// click-like event listener, so an observation can treat a <span> with a JS handler as interactive.
+// click-like (or drag-and-drop) event listener, so an observation can treat a <span> with a JS handler
+// as interactive, and when the page last changed after its load.
 // The wrapper is a Proxy so Function.prototype.toString still reports native code.
 (() => {
   const KEY = Symbol.for('webtask.listeners');
   if (window[KEY]) return;
   const withListener = new WeakSet();
   Object.defineProperty(window, KEY, { value: withListener });
-  const CLICKY = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'dblclick']);
+  // Clicks, and the two ends of a drag: an item that starts one, a zone that takes a drop (files).
+  const CLICKY = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'dblclick',
+    'dragstart', 'drop']);
+  // When the page last added or removed nodes after its load (a widget still building itself): the
+  // settle after a navigation waits while that is recent (stabilise.py). Nodes only: an animation's
+  // style changes are no building.
+  const CHANGED = Symbol.for('webtask.changed');
+  window.addEventListener('load', () => {
+    new MutationObserver(() => { window[CHANGED] = performance.now(); }).observe(document, {childList: true, subtree: true});
+  }, {once: true});
   const proto = EventTarget.prototype;
   proto.addEventListener = new Proxy(proto.addEventListener, {
     apply(target, thisArg, args) {

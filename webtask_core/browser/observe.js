@@ -61,6 +61,11 @@
   const HEADINGS = {H1: 'h1', H2: 'h2', H3: 'h3', H4: 'h4', H5: 'h5', H6: 'h6'};
   const GROUP_KINDS = {LI: 'item', ARTICLE: 'article'};  // what a group line says; else "group"
   const GROUP_ROLES = {listitem: 'item', article: 'article'};
+  const GRAB_CURSORS = new Set(['grab', 'move']);
+  const parentCursor = (el) => {
+    const parent = el.parentElement || (el.parentNode && el.parentNode.host);
+    return parent ? getComputedStyle(parent).cursor : '';
+  };
   let pushed = 0;  // items pushed so far, at any depth: a container's size is the difference
 
   // A container collects items; adjacent inline text is glued into one string until a block boundary.
@@ -167,6 +172,7 @@
     const editable = opts2.contentEditable === true;
     const a = attributes(el, tag, type, opts2.control, editable);
     if (editable) a.push('contenteditable', true);
+    if (opts2.draggable || (tag !== 'A' && tag !== 'IMG' && el.getAttribute('draggable') === 'true')) a.push('draggable', true);
     let view = null;
     if (opts2.scrollable) {
       a.push('scrollable', scrolledRange(el));
@@ -176,6 +182,7 @@
     if (opts2.hidden) a.push('hidden', true);
     let children = {items: [], pos: [], m: false};
     let text = opts2.name !== undefined ? opts2.name : ownName(el, tag, type);
+    if (!text && opts2.name === undefined && (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) text = cellHeader(el);
     const hintsBefore = hints.length;
     if (opts2.walk) {
       const outer = measuring;
@@ -198,10 +205,12 @@
       if (!text && !f.items.length && !hasSize(el)) return;  // empty and zero-size: nothing to see
       let controls = 0;
       for (const item of f.items) if (hasInteractive(item)) controls++;
-      if (view || (controls && f.items.length - controls >= 2)) {
-        children = f;  // a scroll box's content, or texts set apart around controls: each on its line
+      if (view) {
+        children = f;  // a scroll box's content: each on its line
       } else if (editable) {
         children = interactiveOnly(f);  // its text is its value
+      } else if (controls && f.items.length - controls >= 2) {
+        children = f;  // texts set apart around controls: each on its line
       } else {
         const melted = text ? '' : norm(textOf(f.items, []).join(' '));
         if (melted.length > MELT_MAX) {
@@ -338,7 +347,10 @@
     if (display === 'none') { hiddenFileInputs(el, c); return; }
     if (display === 'contents') { walkChildren(el, c, pointer, visible); return; }
     const selfVisible = style.visibility === 'visible';
-    const cursorPointer = style.cursor === 'pointer';
+    const cursor = style.cursor;
+    const cursorPointer = cursor === 'pointer';
+    // An item one drags (a sortable list's <li>) shows a grab cursor that its parent does not.
+    const grab = (cursor === 'grab' || cursor === 'move') && !GRAB_CURSORS.has(parentCursor(el));
     // Overflow matters only for elements with content: scroll containers, and zero-size clipping boxes.
     const overflow = el.firstChild !== null && display !== 'inline' ? style.overflowY : null;  // n/a to inline boxes
     if ((overflow === 'hidden' || overflow === 'clip') && !hasSize(el)) { hiddenFileInputs(el, c); return; }
@@ -353,7 +365,7 @@
     if (tag === 'svg' || tag === 'IMG' || tag === 'CANVAS' || tag === 'VIDEO') {
       if (!selfVisible) return;
       const alt = tag === 'IMG' ? norm(el.getAttribute('alt') || '') : '';
-      if (isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow)) {
+      if (isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow, grab)) {
         if (hasSize(el)) emitElement(c, el, tag, {walk: false, name: alt});
       } else if (alt) {
         pushItem(c, {t: 'img', x: clip(alt, TEXT_MAX)}, span(el, []));
@@ -376,12 +388,13 @@
     }
     if (tag === 'LABEL' && selfVisible) {
       const control = el.control;
-      if (control && control.type !== 'file' && !isRendered(control) && (control.type === 'checkbox' || control.type === 'radio')) {
+      const shown = control && isRendered(control) && !replacedOriginal(control, control.tagName, null);
+      if (control && control.type !== 'file' && !shown && (control.type === 'checkbox' || control.type === 'radio')) {
         // The real checkbox is hidden behind a styled label: the label stands in for it.
         if (hasSize(el)) emitElement(c, el, 'LABEL', {type: control.type, control, idTag: 'label', walk: true, pointer: cursorPointer, visible: true});
         return;
       }
-      if (control && (control.type === 'file' || isRendered(control))) {
+      if (control && (control.type === 'file' || shown)) {
         // The control carries this label's text as its name (a file input is kept even when hidden);
         // keep only the elements inside the label.
         const inner = container();
@@ -401,15 +414,15 @@
       return;
     }
 
-    const interactive = selfVisible ? isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow) : 0;
+    const interactive = selfVisible ? isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow, grab) : 0;
     if (interactive) {
       const leaf = tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA';
       // A container's size is checked only if it shows nothing (see emitElement): visible text has a box.
-      if (!leaf || hasSize(el)) {
+      if (!leaf || (hasSize(el) && !(attrs && replacedOriginal(el, tag, style)))) {
         const editable = el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable);
         emitElement(c, el, tag, {
           walk: !leaf, pointer: cursorPointer, visible: selfVisible, contentEditable: editable,
-          scrollable: isScrollable(el, tag, overflow), weak: interactive === 1,
+          scrollable: isScrollable(el, tag, overflow), weak: interactive === 1, draggable: grab,
         });
         if (!inline) c.open = false;
         return;
@@ -446,8 +459,15 @@
   if (document.body) {
     indexLabels(document);
     const root = container();
-    const bodyStyle = getComputedStyle(document.body);
-    walkChildren(document.body, root, bodyStyle.cursor === 'pointer', bodyStyle.visibility === 'visible');
+    const body = document.body;
+    const bodyStyle = getComputedStyle(body);
+    if (body.isContentEditable) {
+      // A rich-text editor's iframe (TinyMCE, CKEditor 4): its whole body is the text field.
+      emitElement(root, body, 'BODY', {walk: true, pointer: bodyStyle.cursor === 'pointer',
+        visible: bodyStyle.visibility === 'visible', contentEditable: true, name: editorName(body)});
+    } else {
+      walkChildren(body, root, bodyStyle.cursor === 'pointer', bodyStyle.visibility === 'visible');
+    }
     const f = finish(root);
     result.items = f.items;
     if (f.m) result.pos = f.pos;

@@ -11,7 +11,8 @@
     search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button'};
 
   const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
-  const norm = (s) => s.replace(/\s+/g, ' ').trim();
+  // Zero-width spaces (editors keep the caret in them, pages break long words with them) are no text.
+  const norm = (s) => (s.indexOf('\u200b') === -1 ? s : s.replace(/\u200b/g, '')).replace(/\s+/g, ' ').trim();
 
   // Does an inline element's own margin or padding set it apart from the text before or after it?
   // (Reading computed styles is the costly part of a pass: two reads, and only where text abuts.)
@@ -43,20 +44,23 @@
 
   // Text of a <label> without the text of the control it labels (a <select> inside would add options).
   // Inline elements add no space (`Enter "<b>x</b>"` reads `Enter "x"`); other boxes are set apart.
+  // A <slot> reads as what is projected into it (a shadow-DOM control's label text lives in the light DOM).
   function labelText(label, control) {
     const parts = [];
-    const walk = (node) => {
-      for (let n = node.firstChild; n; n = n.nextSibling) {
-        if (n.nodeType === 3) { parts.push(n.data); continue; }
-        if (n.nodeType !== 1 || n === control || SKIP.has(n.tagName) || n.tagName === 'SELECT' || n.tagName === 'TEXTAREA') continue;
-        const style = getComputedStyle(n);
-        const block = !style.display.startsWith('inline');
-        if (block || gapBefore(style)) parts.push(' ');
-        walk(n);
-        if (block || gapAfter(style)) parts.push(' ');
+    const one = (n) => {
+      if (n.nodeType === 3) { parts.push(n.data); return; }
+      if (n.nodeType !== 1 || n === control || SKIP.has(n.tagName) || n.tagName === 'SELECT' || n.tagName === 'TEXTAREA') return;
+      if (n.tagName === 'SLOT') {
+        const assigned = n.assignedNodes({flatten: true});
+        if (assigned.length) { for (const a of assigned) one(a); return; }
       }
+      const style = getComputedStyle(n);
+      const block = !style.display.startsWith('inline');
+      if (block || gapBefore(style)) parts.push(' ');
+      for (let c = n.firstChild; c; c = c.nextSibling) one(c);
+      if (block || gapAfter(style)) parts.push(' ');
     };
-    walk(label);
+    for (let n = label.firstChild; n; n = n.nextSibling) one(n);
     return norm(parts.join(''));
   }
   function idrefText(el, ids) {
@@ -112,10 +116,14 @@
     return r.width > 0 && r.height > 0;
   }
 
-  function pushAria(a, el) {
+  // Editor toolbars that show a toggle's state by a class only (Quill, Trix, CKEditor, TinyMCE's skin).
+  const PRESSED_CLASS = /(?:^|\s)(?:ql-active|trix-active|tox-tbtn--enabled|ck-on|cke_button_on|is-active)(?:\s|$)/;
+  function pushAria(a, el, tag, role) {
     for (const key of ['aria-expanded', 'aria-checked', 'aria-selected', 'aria-pressed']) {
       const v = el.getAttribute(key);
       if (v !== null) a.push(key, v);
+      else if (key === 'aria-pressed' && (tag === 'BUTTON' || role === 'button')
+        && typeof el.className === 'string' && PRESSED_CLASS.test(el.className)) a.push(key, 'true');
     }
     for (const key of ['aria-current', 'aria-invalid']) {
       const v = el.getAttribute(key);
@@ -165,8 +173,11 @@
     } else if (tag === 'OPTION' && el.selected) {
       a.push('selected', true);
     } else if (editable) {
-      const text = norm(el.innerText || '');
+      const text = editableText(el);
       if (text) a.push('value', clip(text, VALUE_MAX));
+    } else if (role && RANGE_ROLES.has(role)) {
+      const v = el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow');
+      if (v) a.push('value', clip(norm(v), VALUE_MAX));
     }
     if (tag === 'A') {
       const href = el.getAttribute('href');
@@ -175,7 +186,7 @@
     if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') {
       a.push('aria-expanded', el.parentElement.open ? 'true' : 'false');
     }
-    pushAria(a, el);
+    pushAria(a, el, tag, role);
     // :disabled also covers controls inside a disabled <fieldset>, which have .disabled === false.
     if ((FORM_CONTROLS.has(source.tagName) && source.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') {
       a.push('disabled', true);
@@ -186,6 +197,10 @@
     if (tag === 'INPUT' && (type === 'range' || type === 'number' || type === 'date')) {
       if (el.min) a.push('min', el.min);
       if (el.max) a.push('max', el.max);
+    } else if (role && RANGE_ROLES.has(role) && !control) {
+      const min = el.getAttribute('aria-valuemin'), max = el.getAttribute('aria-valuemax');
+      if (min) a.push('min', min);
+      if (max) a.push('max', max);
     }
     // Not shown to the model (keys starting with "_"): what replay needs to check a submit — the
     // form a control belongs to, whether it submits it, and a select's every option.
@@ -215,6 +230,165 @@
     return found === undefined ? -1 : found;
   }
 
+  // Widgets with a value on a scale (a slider's handle): its value, min and max as a range input shows them.
+  const RANGE_ROLES = new Set(['slider', 'spinbutton', 'scrollbar', 'progressbar', 'meter']);
+
+  // ---- Rich text: what an editable region holds, with the formatting a model must see ----
+
+  const RICH_MARKS = {B: '**', STRONG: '**', I: '*', EM: '*', S: '~~', STRIKE: '~~', DEL: '~~', CODE: '`', U: '__'};
+  const BLOCKS = new Set(['P', 'DIV', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'PRE', 'UL', 'OL', 'LI',
+    'TABLE', 'TR', 'SECTION', 'ARTICLE', 'FIGURE', 'HR']);
+  // What an editable region holds, written markdown-like, its lines (paragraphs, line breaks, list
+  // items) joined with a newline (the tree shows it as \n): **bold**, *italic*, __underline__,
+  // ~~struck~~, `code`, # headings, "- " and "1. " list items, "> " quotes, [text](href) links.
+  const editableText = (el) => markdown(el);
+  function markdown(root) {
+    const inline = (node, list) => {
+      let out = '';
+      for (let n = node.firstChild; n; n = n.nextSibling) {
+        if (n.nodeType === 3) { out += n.data.replace(/\u200b/g, '').replace(/\s+/g, ' '); continue; }
+        if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
+        const t = n.tagName;
+        if (t === 'BR') { out += '\n'; continue; }
+        if (t === 'UL' || t === 'OL') {
+          let number = 0;
+          for (let li = n.firstElementChild; li; li = li.nextElementSibling) {
+            if (li.tagName !== 'LI') continue;
+            number++;
+            // Quill 2 writes every list as <ol> and says which kind on each item.
+            const bullet = t === 'UL' || li.getAttribute('data-list') === 'bullet';
+            out += '\n' + INDENT.repeat(list) + (bullet ? '- ' : number + '. ') + inline(li, list + 1).trim() + '\n';
+          }
+          continue;
+        }
+        const inner = inline(n, list);
+        const mark = RICH_MARKS[t];
+        if (mark) {
+          const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner);
+          out += m[2] ? m[1] + mark + m[2] + mark + m[3] : inner;
+        } else if (t === 'A' && n.getAttribute('href')) {
+          out += '[' + inner.trim() + '](' + n.getAttribute('href') + ')';
+        } else if (BLOCKS.has(t)) {
+          const head = t.length === 2 && t[0] === 'H' && t[1] >= '1' && t[1] <= '6' ? '#'.repeat(+t[1]) + ' '
+            : t === 'BLOCKQUOTE' ? '> ' : '';
+          out += '\n' + head + inner.trim() + '\n';
+        } else {
+          out += inner;
+        }
+      }
+      return out;
+    };
+    return inline(root, 0).split('\n').map((line) => line.trim().replace(/\u0001/g, '  ')).filter((line) => line)
+      .join('\n');
+  }
+  const INDENT = '\u0001';  // a nested list item's indent, kept through the trimming of its line
+
+  // ---- Form controls a widget library replaced, and what names a widget from outside it ----
+
+  // A <select>, <textarea> or text input that a widget library hid from sight to keep it for the form
+  // (Tom Select's 1px clipped select, Choices.js's transparent one under its widget, Tagify's input
+  // scaled to nothing): taken out of the tab order or [hidden], and too small to see (an sr-only box
+  // is 1px and its border), clipped away, or transparent and passing the mouse through. The model
+  // acts on the library's widget instead. A transparent select that takes the clicks (Pikaday's month
+  // picker) is the control itself and stays.
+  const SIGHT_MIN = 4;  // px
+  const KEPT_TYPES = new Set(['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image']);
+  function replacedOriginal(el, tag, style) {
+    if (el.getAttribute('tabindex') !== '-1' && !el.hasAttribute('hidden')) return false;
+    if (tag === 'INPUT' ? KEPT_TYPES.has(el.type) : tag !== 'SELECT' && tag !== 'TEXTAREA') return false;
+    if (el.offsetWidth < SIGHT_MIN || el.offsetHeight < SIGHT_MIN) return true;
+    const s = style || getComputedStyle(el);
+    if ((s.opacity === '0' && s.pointerEvents === 'none') || s.clip === 'rect(0px, 0px, 0px, 0px)'
+      || s.clipPath.startsWith('inset(50%')) return true;
+    const r = el.getBoundingClientRect();  // a transform can shrink it to nothing (Tagify)
+    return r.width < SIGHT_MIN || r.height < SIGHT_MIN;
+  }
+  // The form control a widget stands in for: the hidden <textarea>/<input>/<select> just before the
+  // widget's outer box (TinyMCE, CKEditor and Trix put their editor right after the original).
+  function originalBefore(el) {
+    for (let a = el, depth = 0; a && a.tagName !== 'BODY' && depth < 12; a = a.parentElement, depth++) {
+      const before = a.previousElementSibling;
+      if (before && (before.tagName === 'TEXTAREA' || before.tagName === 'SELECT'
+        || (before.tagName === 'INPUT' && before.type !== 'hidden')) && !isRendered(before)) return before;
+    }
+    return null;
+  }
+  // What an editor's <body contenteditable> in an iframe is called: the label of the form field it
+  // edits (found from its <iframe> when the page around it is of the same origin), its own
+  // aria-labelledby or aria-label, else the iframe's title or aria-label.
+  function editorName(body) {
+    let frame = null;
+    try { frame = window.frameElement; } catch (error) { frame = null; }
+    if (frame) {
+      const original = originalBefore(frame);
+      if (original) {
+        const parts = [];
+        if (original.labels) for (const label of original.labels) parts.push(label.textContent);
+        const name = norm(parts.join(' ')) || norm(original.getAttribute('aria-label') || '');
+        if (name) return name;
+      }
+    }
+    const own = ownName(body, 'BODY', null);
+    if (own) return own;
+    return frame ? norm(frame.getAttribute('title') || frame.getAttribute('aria-label') || '') : '';
+  }
+
+  // ---- Tables of inputs: a control in a cell is named by its column's header (and its row's) ----
+
+  const columnHeaders = new Map();  // table -> header text per column ([] when it has none)
+  const rowHeaders = new Map();  // row -> the text of its <th> ('' when none)
+  function headersOf(table) {
+    let names = columnHeaders.get(table);
+    if (names !== undefined) return names;
+    names = [];
+    const head = table.tHead && table.tHead.rows.length ? table.tHead.rows[table.tHead.rows.length - 1]
+      : table.rows.length && Array.prototype.every.call(table.rows[0].cells, (c) => c.tagName === 'TH') ? table.rows[0] : null;
+    if (head) {
+      for (const cell of head.cells) {
+        const text = clip(norm(cell.textContent), VALUE_MAX);
+        for (let i = 0; i < cell.colSpan; i++) names.push(text);
+      }
+    }
+    columnHeaders.set(table, names);
+    return names;
+  }
+  function rowHeaderOf(row) {
+    let name = rowHeaders.get(row);
+    if (name === undefined) {
+      name = '';
+      const cells = row.cells;
+      for (let i = 0; i < cells.length; i++) if (cells[i].tagName === 'TH') { name = clip(norm(cells[i].textContent), VALUE_MAX); break; }
+      rowHeaders.set(row, name);
+    }
+    return name;
+  }
+  // A parent walk and the cell's index, not closest() and a scan of the row: a table of inputs has
+  // thousands of them on an admin page.
+  function cellHeader(el) {
+    let cell = el.parentElement;
+    for (let depth = 0; cell !== null && depth < 4; depth++) {
+      const t = cell.tagName;
+      if (t === 'TD' || t === 'TH') break;
+      if (t === 'TR' || t === 'TABLE' || t === 'BODY') return '';
+      cell = cell.parentElement;
+    }
+    if (cell === null || (cell.tagName !== 'TD' && cell.tagName !== 'TH')) return '';
+    const row = cell.parentElement;
+    if (row === null || row.tagName !== 'TR') return '';
+    const section = row.parentElement;
+    const table = section === null ? null : section.tagName === 'TABLE' ? section : section.parentElement;
+    if (table === null || table.tagName !== 'TABLE') return '';
+    const names = headersOf(table);
+    let column = cell.cellIndex;
+    if (names.length) {
+      const cells = row.cells;
+      for (let i = column - 1; i >= 0; i--) column += cells[i].colSpan - 1;
+    }
+    const name = names[column] || '';
+    const rowName = section === table.tHead ? '' : rowHeaderOf(row);
+    return rowName && name && rowName !== name ? name + ', ' + rowName : name || rowName;
+  }
+
   function isScrollable(el, tag, overflow) {
     if (tag === 'BODY' || tag === 'HTML' || overflow === null) return false;
     return (overflow === 'auto' || overflow === 'scroll') && el.scrollHeight > el.clientHeight + 1;
@@ -230,7 +404,8 @@
 
   // 0: not interactive; 2: surely (native control, widget role, editable, scroll container);
   // 1: probably (tabindex, click listener, pointer cursor) - dropped again if it wraps many controls.
-  function isInteractive(el, tag, role, attrs, cursorPointer, parentPointer, overflow) {
+  // `grab`: a grab or move cursor where its parent has none (a drag handle, a sortable list's item).
+  function isInteractive(el, tag, role, attrs, cursorPointer, parentPointer, overflow, grab) {
     if (NATIVE.has(tag)) {
       return tag !== 'A' || el.hasAttribute('href') || cursorPointer || (listeners !== null && listeners.has(el)) ? 2 : 0;
     }
@@ -240,10 +415,11 @@
       if (role && WIDGET_ROLES.has(role)) return 2;
       if (el.hasAttribute('contenteditable') && el.isContentEditable) return 2;
       const tabindex = el.getAttribute('tabindex');
-      weak = (tabindex !== null && parseInt(tabindex, 10) >= 0) || el.hasAttribute('onclick');
+      weak = (tabindex !== null && parseInt(tabindex, 10) >= 0) || el.hasAttribute('onclick')
+        || el.getAttribute('draggable') === 'true';
     }
     if (isScrollable(el, tag, overflow)) return 2;
     if (weak || (listeners !== null && listeners.has(el)) || el.onclick !== null  // handler set as a property
-      || (cursorPointer && !parentPointer)) return 1;
+      || (cursorPointer && !parentPointer) || grab) return 1;
     return 0;
   }

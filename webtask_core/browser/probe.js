@@ -56,6 +56,14 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
   if (targetTag === 'SELECT') {
     info.options = Array.from(target.options, (o) => [o.label.replace(/\s+/g, ' ').trim(), o.value, o.disabled]);
   }
+  // A widget on a scale (a slider's handle) that is not a native input: what its ARIA says it holds.
+  const role = el.getAttribute('role');
+  info.role = role;
+  if ((role === 'slider' || role === 'spinbutton') && targetTag !== 'INPUT') {
+    info.range = {now: el.getAttribute('aria-valuenow'), min: el.getAttribute('aria-valuemin'),
+      max: el.getAttribute('aria-valuemax'), text: el.getAttribute('aria-valuetext'),
+      vertical: el.getAttribute('aria-orientation') === 'vertical'};
+  }
 
   // With `nextFrame`, while anything on the page is animating, measure on the next frame: compared
   // with the previous probe, that tells a moving element from a still one.

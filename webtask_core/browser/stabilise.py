@@ -38,10 +38,25 @@ _NEXT_FRAME = """() => new Promise((done) => {
   requestAnimationFrame(() => setTimeout(done, 0));
   setTimeout(done, 100);
 })"""
+# One turn of the event loop: the handlers and zero-delay timers an action queued have run.
+_NEXT_TASK = "() => new Promise((done) => setTimeout(done, 0))"
 # After a load event: one turn of the event loop, so the load handlers' zero-delay timers have run
 # (and the requests they start are seen). No painted frame: reading the page does not need one, and a
-# screenshot waits for its own; a frame here cost 8-20 ms on every navigating step.
-_NEXT_TASK = "() => new Promise((done) => setTimeout(done, 0))"
+# screenshot waits for its own; a frame here cost 8-20 ms on every navigating step. Then, only when
+# the page added or removed nodes less than `quietMs` ago (a widget still building itself: an editor
+# with its toolbar but not yet its iframe), until it has not for that long, or `capMs` (listeners.js
+# notes the changes).
+_AFTER_LOAD = """([quietMs, capMs]) => new Promise((done) => setTimeout(() => {
+  const KEY = Symbol.for('webtask.changed');
+  const end = performance.now() + capMs;
+  const look = () => {
+    const now = performance.now(), since = now - (window[KEY] === undefined ? -Infinity : window[KEY]);
+    if (since >= quietMs || now >= end) done(); else setTimeout(look, Math.min(quietMs - since, end - now));
+  };
+  look();
+}, 0))"""
+BUILD_QUIET_S = 0.1  # a page that added no node for this long after its load is no longer building
+BUILD_MAX_S = 1.5  # the longest the settle waits for a page that keeps building
 
 
 def _frame_of(request: Request) -> Frame | None:
@@ -196,7 +211,8 @@ async def settle(
             # The new document's own requests ended with its load; what starts after it is the page's
             # scripts fetching more.
             since = time.monotonic()
-            await _next_frame(page, deadline, _NEXT_TASK)
+            cap_s = min(BUILD_MAX_S, deadline - time.monotonic() - 0.05)
+            await _next_frame(page, deadline, _AFTER_LOAD, [BUILD_QUIET_S * 1000, cap_s * 1000])
         if tracker.busy_since(since):
             await tracker.wait_quiet(deadline)
             await _next_frame(page, deadline)  # the responses' handlers have updated the page
@@ -206,12 +222,12 @@ async def settle(
             raise
 
 
-async def _next_frame(page: Page, deadline: float, script: str = _NEXT_FRAME) -> None:
+async def _next_frame(page: Page, deadline: float, script: str = _NEXT_FRAME, arg: object = None) -> None:
     remaining = deadline - time.monotonic()
     if remaining <= 0.05:
         return
     try:
-        await asyncio.wait_for(page.evaluate(script), timeout=remaining)
+        await asyncio.wait_for(page.evaluate(script, arg), timeout=remaining)
     except PlaywrightError as error:
         if is_closed_error(error):
             raise

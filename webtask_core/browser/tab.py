@@ -13,9 +13,10 @@ from weakref import WeakKeyDictionary
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from webtask_core.browser import actions, page_actions
+from webtask_core.browser import actions, files, listbox, page_actions, slider
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
 from webtask_core.browser.domains import DomainPolicy
+from webtask_core.browser.drag import drag as drag_element
 from webtask_core.browser.failures import first_line, is_closed_error, translate_errors
 from webtask_core.browser.focus import document_url, focused_frame
 from webtask_core.browser.models import BrowserConfig, Observation, TabInfo
@@ -24,7 +25,7 @@ from webtask_core.browser.screenshot import ImageFormat, capture_screenshot, wai
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError, BrowserCrashedError, TransientError
-from webtask_core.limits import SCROLL_MAX, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
+from webtask_core.limits import PRESS_TIMES_MAX, SCROLL_MAX, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
 
 if TYPE_CHECKING:
     from webtask_core.browser.launch import Browser
@@ -321,8 +322,14 @@ class BrowserTab:
         return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s))
 
     async def fill(self, element_id: str, text: str) -> str:
-        return await self._on_element("fill", element_id, lambda t: actions.fill(t, text, self._config.action_timeout_s),
-                                      quick=True)
+        timeout = self._config.action_timeout_s
+
+        async def perform(target: Target) -> str:
+            if slider.is_slider(target):
+                return await slider.set_slider(target, text, timeout)
+            return await actions.fill(target, text, timeout)
+
+        return await self._on_element("fill", element_id, perform, quick=True)
 
     async def type(self, text: str, element_id: str | None = None) -> str:
         if element_id is not None:
@@ -337,25 +344,68 @@ class BrowserTab:
 
         return await self._run("type", operation)
 
-    async def select_option(self, element_id: str, option: str) -> str:
+    async def select_option(self, element_id: str, option: str | Sequence[str]) -> str:
+        """Choose an option (several: a list, for a select that takes several) of a native <select> or of
+        the page's own select widget, and say what it shows afterwards."""
+        wanted = [option] if isinstance(option, str) else list(option)
+        if not wanted or not all(isinstance(one, str) and one.strip() for one in wanted):
+            raise ActionError(f"select_option: give the option's text (or a list of them), got {option!r}")
         timeout = self._config.action_timeout_s
-        return await self._on_element("select an option of", element_id,
-                                      lambda t: actions.select_option(t, option, timeout), quick=True)
+
+        async def perform(target: Target) -> str:
+            if target.info["options"] is not None:
+                return await actions.select_option(target, wanted, timeout)
+            return await listbox.choose(target, wanted, timeout)
+
+        return await self._on_element("select an option of", element_id, perform, quick=True)
 
     async def check(self, element_id: str, checked: bool = True) -> str:
         timeout = self._config.action_timeout_s
         return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout), quick=True)
 
-    async def press_key(self, key: str, element_id: str | None = None) -> str:
+    async def press_key(self, key: str, element_id: str | None = None, times: int = 1) -> str:
+        if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= PRESS_TIMES_MAX:
+            raise ActionError(f"press_key: times must be a whole number from 1 to {PRESS_TIMES_MAX}, got {times!r}")
         if element_id is not None:
             timeout = self._config.action_timeout_s
-            return await self._on_element("press a key on", element_id, lambda t: actions.press_on(t, key, timeout))
+            return await self._on_element(
+                "press a key on", element_id, lambda t: actions.press_on(t, key, timeout, times),
+            )
 
         async def operation(page: Page) -> str:
-            await page.keyboard.press(key)
-            return f"pressed {key}"
+            for _ in range(times):
+                await page.keyboard.press(key)
+            return f"pressed {key}" + (f" {times} times" if times > 1 else "")
 
         return await self._run(f"press {key}", operation)
+
+    async def drag(
+        self, element_id: str, to_element_id: str | None = None, offset_x: float = 0, offset_y: float = 0
+    ) -> str:
+        """Drag an element onto another (its centre, moved by the offsets), or by the offsets alone."""
+        self._require_alive()
+        frame = self._target_frame(element_id)
+        onto_frame = self._target_frame(to_element_id) if to_element_id is not None else None
+        if to_element_id == element_id:
+            raise ActionError(f"drag: {element_id} cannot be dragged onto itself; give another element or an offset")
+
+        async def operation(_: Page) -> str:
+            source = await actions.probe(frame, element_id, scroll=True)
+            onto = None
+            if onto_frame is not None and to_element_id is not None:
+                onto = await actions.probe(onto_frame, to_element_id, scroll=False)
+                if onto.info["visible"] and onto.info["offscreen"]:
+                    # Bring the target into view, then look whether the dragged element still shows.
+                    onto = await actions.probe(onto_frame, to_element_id, scroll=True)
+                    source = await actions.probe(frame, element_id, scroll=False)
+                    if source.info["offscreen"]:
+                        raise ActionError(
+                            f"drag: {element_id} and {to_element_id} do not show on the screen together; drag "
+                            f"{element_id} part of the way with offset_y, or onto an element nearer to it"
+                        )
+            return await drag_element(source, onto, offset_x, offset_y)
+
+        return await self._run(f"drag {element_id}", operation)
 
     async def scroll(self, direction: Literal["up", "down"] = "down", amount: float = 1.0, element_id: str | None = None) -> str:
         if direction not in ("up", "down"):
@@ -373,9 +423,11 @@ class BrowserTab:
         return await self._run(f"scroll {direction}", lambda page: page_actions.scroll_page(page, direction, float(amount)))
 
     async def set_input_files(self, element_id: str, paths: Sequence[str | Path]) -> str:
+        """Give files to a file input, drop them onto a drop zone, or choose them in the file chooser an
+        element opens when clicked (see browser/files.py)."""
         timeout = self._config.action_timeout_s
         return await self._on_element(
-            "upload to", element_id, lambda t: actions.set_files(t, list(paths), timeout), scroll=False, quick=True
+            "upload to", element_id, lambda t: files.upload(t, list(paths), timeout), scroll=False, quick=True
         )
 
     # --- page-level actions -------------------------------------------------------------------

@@ -59,6 +59,8 @@ class StitchedTree:
 def _quote(text: str) -> str:
     if '"' in text or "\\" in text:
         text = text.replace("\\", "\\\\").replace('"', '\\"')
+    if "\n" in text:  # rich text's lines (observe.js writes them markdown-like): one tree line still
+        text = text.replace("\n", "\\n")
     return f'"{text}"'
 
 

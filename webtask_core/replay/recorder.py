@@ -100,6 +100,9 @@ class Recorder:
                 problem = "the step asks a person (ask_human); a replay never reuses a recorded answer"
             if problem:
                 problems.append(problem)
+            if call.input.get("to_element_id") is not None:
+                # Only element_id is fingerprinted: a second element (drag's target) would be a bare id.
+                problems.append(f"{call.name} names a second element by id, which a replay cannot recognise")
         if actions:
             pending.append(self._step(current, text, actions, problems, commit_view, commit_element))
         self.steps.extend(pending)

@@ -34,6 +34,7 @@ _TOOL_PARAMETERS: dict[str, dict[str, object]] = {
     "switch_tab": {"tab_index": 0},
     "wait_for": {"text": "never on the page", "timeout_s": 0.2},
     "upload": {"element_id": "input-9999", "resources": ["listing_image_1"]},
+    "drag": {"element_id": "li-9999", "to_element_id": "li-9998"},
     "complete": {"feedback": "done"},
     "abort": {"reason": "giving up"},
 }
@@ -41,14 +42,15 @@ _REQUIRED = {
     "navigate": ["url"], "click": ["element_id"], "fill": ["element_id", "text"], "type": ["text"],
     "select_option": ["element_id", "option"], "check": ["element_id"], "press_key": ["key"],
     "scroll": ["direction"], "hover": ["element_id"], "switch_tab": ["tab_index"],
-    "upload": ["element_id", "resources"], "complete": ["feedback"], "abort": ["reason"],
+    "upload": ["element_id", "resources"], "drag": ["element_id"], "complete": ["feedback"], "abort": ["reason"],
 }
 # Values of the wrong type for each parameter (none that pydantic would coerce into a valid one).
 _WRONG_TYPES: dict[str, list[object]] = {
     "url": [123, None, {"href": "https://x/"}, ["https://x/"]],
     "element_id": [17, None, ["button-1"], {"id": "button-1"}, True],
     "text": [42, None, ["a"], {"value": "a"}],
-    "option": [3.5, None, ["Shoes"]],
+    "option": [3.5, None, {"label": "Shoes"}, [1, 2]],
+    "to_element_id": [17, ["li-1"], {"id": "li-1"}, True],
     "checked": ["maybe", [1], {"on": True}, "definitely"],
     "key": [13, None, ["Enter"]],
     "direction": ["left", "UP", 3, None, "sideways"],

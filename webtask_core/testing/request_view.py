@@ -230,6 +230,10 @@ def _parse_rest(rest: str) -> tuple[dict[str, str], list[str]]:
         while index < length and rest[index] != '"':
             if rest[index] == "\\" and index + 1 < length:
                 index += 1
+                if rest[index] == "n":  # a line break inside rich text
+                    chars.append("\n")
+                    index += 1
+                    continue
             chars.append(rest[index])
             index += 1
         return "".join(chars), index + 1

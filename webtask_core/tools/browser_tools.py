@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from webtask_core.limits import SCROLL_MAX, SETTLED_QUIET_S, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
+from webtask_core.limits import PRESS_TIMES_MAX, SCROLL_MAX, SETTLED_QUIET_S, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
 from webtask_core.tools.base import Tool, ToolContext, ToolParams
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "SwitchTabTool",
     "WaitForTool",
     "UploadTool",
+    "DragTool",
     "BROWSER_TOOLS",
     "WAIT_FOR_MAX_S",
 ]
@@ -60,7 +61,10 @@ class ClickTool(Tool):
 
 class FillTool(Tool):
     name = "fill"
-    description = "Replace the value of a text input or textarea with the given text."
+    description = (
+        "Replace the value of a text input, textarea or editable region with the given text. On a slider "
+        "(a range input, or an element with role=\"slider\" and a value) it moves the slider to that value."
+    )
 
     class Params(ToolParams):
         element_id: str = _element_id()
@@ -90,12 +94,18 @@ class TypeTool(Tool):
 
 class SelectOptionTool(Tool):
     name = "select_option"
-    description = ("Choose an option of a <select> element by its text, exactly as the page shows it (case aside). "
-                   "A near match is not taken: the error lists the options, so you can pick the right one.")
+    description = (
+        "Choose an option of a <select>, or of a drop-down the page built itself (a combobox or listbox "
+        "widget: give its element id; it is opened and the option clicked), by the option's text exactly "
+        "as the page shows it (case aside). A near match is not taken: the error lists the options, so "
+        "you can pick the right one. For a select that takes several options, give a list: they are "
+        "added to those already selected. The result says what the widget shows afterwards, and is an "
+        "error when it did not take the option."
+    )
 
     class Params(ToolParams):
         element_id: str = _element_id()
-        option: str = Field(description="The option's text, exactly as listed.")
+        option: str | list[str] = Field(description="The option's text, exactly as listed; a list of them for several.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         return await ctx.tab.select_option(params.element_id, params.option)
@@ -117,15 +127,37 @@ class PressKeyTool(Tool):
     name = "press_key"
     description = (
         "Press a key or combination (Enter, Escape, Tab, ArrowDown, Control+A) on the given element "
-        "or the focused one."
+        "or the focused one, `times` times in a row (to move through a list or nudge a slider)."
     )
 
     class Params(ToolParams):
         key: str = Field(description="Playwright key name, e.g. Enter or Control+A.")
         element_id: str | None = _optional_element_id()
+        times: int = Field(default=1, ge=1, le=PRESS_TIMES_MAX, description="How many times to press it.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
-        return await ctx.tab.press_key(params.key, element_id=params.element_id)
+        return await ctx.tab.press_key(params.key, element_id=params.element_id, times=params.times)
+
+
+class DragTool(Tool):
+    name = "drag"
+    description = (
+        "Drag an element with the mouse and drop it: onto another element (to_element_id; to reorder a "
+        "list, drop an item onto the item whose place it should take), or by offset_x / offset_y pixels "
+        "(a slider's handle, a splitter). Items one can drag show (draggable) in the page state. The "
+        "result says whether the dragged element moved."
+    )
+
+    class Params(ToolParams):
+        element_id: str = Field(description="Id of the element to drag.")
+        to_element_id: str | None = Field(default=None, description="Id of the element to drop it onto.")
+        offset_x: float = Field(default=0, description="Pixels to the right (negative: left), from the drop point.")
+        offset_y: float = Field(default=0, description="Pixels down (negative: up), from the drop point.")
+
+    async def run(self, params: Params, ctx: ToolContext) -> str:
+        return await ctx.tab.drag(
+            params.element_id, to_element_id=params.to_element_id, offset_x=params.offset_x, offset_y=params.offset_y
+        )
 
 
 class ScrollTool(Tool):
@@ -206,12 +238,13 @@ class WaitForTool(Tool):
 class UploadTool(Tool):
     name = "upload"
     description = (
-        "Upload files to a file input (it may be hidden): give the input's element id and one or "
-        "more resource names from <resources>. Several names upload several files at once."
+        "Upload files: give one or more resource names from <resources> and the element id of a file "
+        "input (it may be hidden), of a drop zone (the files are dropped onto it), or of an element that "
+        "opens the file chooser when clicked. Several names upload several files at once."
     )
 
     class Params(ToolParams):
-        element_id: str = Field(description="Id of the <input type=file> element.")
+        element_id: str = Field(description="Id of the file input, the drop zone or the element that opens the file chooser.")
         resources: list[str] = Field(min_length=1, description="Resource names from <resources>.")
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
@@ -241,4 +274,5 @@ BROWSER_TOOLS: tuple[type[Tool], ...] = (
     SwitchTabTool,
     WaitForTool,
     UploadTool,
+    DragTool,
 )

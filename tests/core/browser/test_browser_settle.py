@@ -129,3 +129,12 @@ async def open_page_focused(session: BrowserTab, sites) -> Observation:
     observation = await session.observe()
     await session.click(next(e.id for e in observation.elements.values() if e.name == "title"))
     return observation
+
+
+async def test_a_page_still_building_after_its_load_is_waited_for(browser_session, sites):
+    # Its editor arrives in parts one timer apart after the load event: the navigation settles once
+    # the page stopped adding nodes, so the first observation has the whole editor.
+    await browser_session.navigate(sites.url("building.html"))
+    tree = (await browser_session.observe()).tree
+    assert '(value="Ready to write" contenteditable) "Description"' in tree, tree
+    assert '"Numbered list"' in tree

@@ -1,0 +1,76 @@
+"""What the tree shows of the parts widget libraries are made of (widgets.html, plain markup shaped
+like them; the real libraries are in tests/core/widgets): formatted rich text, pressed toolbar
+toggles, items one drags, the controls of a table named by its headers, a library's hidden original
+left out beside a transparent select that takes the clicks, a slider's value, and an editor's iframe
+body named by the field it edits."""
+
+from __future__ import annotations
+
+from webtask_core.browser import BrowserTab, Observation
+from webtask_core.testing.request_view import tree_elements
+
+
+async def widgets(session: BrowserTab, sites) -> Observation:
+    await session.navigate(sites.url("widgets.html"))
+    return await session.observe()
+
+
+def line_of(observation: Observation, text: str) -> str:
+    lines = [line.strip() for line in observation.tree.splitlines() if text in line]
+    assert lines, f"no line with {text!r} in:\n{observation.tree}"
+    return lines[0]
+
+
+async def test_rich_text_shows_its_formatting_and_toggles_their_state(browser_session, sites):
+    observation = await widgets(browser_session, sites)
+    notes = line_of(observation, '"Notes"')
+    assert notes.endswith(
+        '(value="## Boots\\n**Hand-made** in *Spain*, see [x](/c).\\n- size 9\\n- brown **leather**\\n'
+        '  1. calf\\n  2. suede" contenteditable) "Notes"')
+    # Its text is its value: only its controls (the link) are lines under it.
+    assert line_of(observation, '"x"').startswith("- a-")
+    assert 'text: "Hand-made' not in observation.tree
+    # Paragraphs are lines.
+    assert '(value="First line\\nSecond line" contenteditable) "Plain notes"' in observation.tree
+    # A policy reads the line breaks back.
+    [element] = [e for e in tree_elements(observation.tree) if e.text == "Notes"]
+    assert element.attributes["value"].splitlines() == ["## Boots", "**Hand-made** in *Spain*, see [x](/c).",
+                                                        "- size 9", "- brown **leather**", "  1. calf", "  2. suede"]
+    # Pressed by a class only (Quill's ql-active, Trix's trix-active): shown as aria-pressed.
+    assert '(aria-pressed="true") "B"' in observation.tree and '- button-1 "I"' in observation.tree
+    assert '(aria-pressed="true") "”"' in observation.tree
+
+
+async def test_items_one_drags_get_ids_and_say_so(browser_session, sites):
+    observation = await widgets(browser_session, sites)
+    # A grab cursor its parent does not have (the <span> inside inherits it: not an item of its own).
+    assert '(draggable) "Card A"' in observation.tree and '(draggable) "Card B"' in observation.tree
+    assert '(draggable) "Drag me"' in observation.tree  # draggable="true"
+    assert len([e for e in observation.elements.values() if e.attributes.get("draggable")]) == 3
+
+
+async def test_controls_in_tables_are_named_by_their_headers(browser_session, sites):
+    observation = await widgets(browser_session, sites)
+    names = {e.name: e.text for e in observation.elements.values() if e.tag == "input"}
+    assert names["title"] == "Title" and names["weight"] == "Weight"  # row headers (<th> beside them)
+    assert names["stock-s-shop"] == names["stock-s-depot"] == "Stock"  # a column header spanning two
+
+
+async def test_a_hidden_original_is_left_out_and_a_transparent_select_kept(browser_session, sites):
+    observation = await widgets(browser_session, sites)
+    selects = [e for e in observation.elements.values() if e.tag == "select"]
+    assert [(e.name, e.attributes["value"]) for e in selects] == [("month", "March")]
+    assert '- text: "Hidden colour"' in observation.tree  # its label stays as text
+
+
+async def test_slider_values_and_editor_frames(browser_session, sites):
+    observation = await widgets(browser_session, sites)
+    assert '(role="slider" value="30 %" min="0" max="100") "Volume"' in observation.tree
+    frame = observation.tree.split('- iframe "Rich Text Area"\n', 1)[1].splitlines()[0]
+    assert frame.strip().endswith('(value="Hello *there*" contenteditable) "Long description"')
+    body = next(e for e in observation.elements.values() if e.tag == "body")
+    await browser_session.click(body.id)
+    await browser_session.type(" and welcome")
+    # The caret was at the end of the italic word: what was typed is italic too, and the tree says so.
+    assert '(value="Hello *there and welcome*" contenteditable)' in (await browser_session.observe()).tree
+    assert '- text: "Tagged here"' in observation.tree  # a zero-width space is no text
