@@ -104,9 +104,12 @@ async def test_only_a_killed_run_is_marked_crashed():
 
             # Runs that end by themselves, each after its start heartbeat, as the automation watches them.
             finished = {}
+            # A second apart: the test server's SQLite once dropped a run's `closed` event ("database is
+            # locked" while the automation service wrote buckets for runs ending at the same moment).
             for name in ("Aborted", "MaxSteps", "Completed"):
                 state = await ends_as(name, return_state=True)
                 finished[state.state_details.flow_run_id] = name
+                await asyncio.sleep(1)
             state = await ends_before_its_last_heartbeat_arrives(return_state=True)
             finished[state.state_details.flow_run_id] = "Completed"
             ended = time.monotonic()
