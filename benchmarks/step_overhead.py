@@ -11,6 +11,13 @@ the recorded request bodies in tokens: tools → system → messages, block by b
 block counted up to its first differing character. Ends with one JSON line.
 
     .venv/bin/python benchmarks/step_overhead.py [--runs 3] [--screenshots both|on|off] [--scale 0.6]
+                                                 [--trace compare|off|on] [--trace-runs 1]
+
+With ``--trace compare`` (the default) one more pass runs with screenshots on and a Playwright trace
+recorded as the flows record it (webtask_core.browser.tracing: screenshots and DOM snapshots, secrets
+scrubbed when saved), and prints what the trace costs per step: the median time outside the model
+against the untraced pass, the CPU of the process tree, and per run the time to save and scrub the
+trace and its size.
 
 Targets: median under 150 ms per step outside the model; prefix share above 80 % from step 3 on.
 Wall times depend on what else the machine runs, so the load average at the start and the CPU time
@@ -40,8 +47,10 @@ from pydantic import SecretStr
 
 from webtask_core import Agent, WorkerStatus
 from webtask_core.browser import Browser, BrowserConfig
+from webtask_core.browser.tracing import TraceRecorder
 from webtask_core.llm.anthropic import AnthropicLLM
 from webtask_core.record import Step
+from webtask_core.secrets import SecretValues
 from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
 from webtask_core.testing.fake_anthropic_checks import estimate_tokens
 from webtask_core.testing.marketplace import Marketplace
@@ -146,7 +155,8 @@ def _site_ms_per_step(calls: list[tuple[float, float]], loads: _SiteLoads, ended
     return [1000 * loads.within(a, b) for a, b in zip(bounds, nexts)]
 
 
-async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().screenshot_scale) -> dict[str, Any]:
+async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().screenshot_scale,
+              trace: bool = False) -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     steps: list[Step] = []
     site_ms: list[float] = []  # per step, in the order of `steps`
@@ -154,6 +164,8 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
     tokens: list[tuple[int, int]] = []
     cache_read_share: list[float] = []
     fresh_per_task: list[int] = []
+    trace_save_ms: list[float] = []
+    trace_kb: list[float] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder, Marketplace(users={"demo": PASSWORD}) as shop:
         photos = [Path(folder) / "front.jpg", Path(folder) / "back.png"]
@@ -174,12 +186,21 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
                         page = tab.page
                         assert page is not None
                         loads = _SiteLoads(page.context)
+                        tracer = TraceRecorder(Path(folder) / f"trace-{number}",
+                                               scrub=SecretValues({"shop_password": PASSWORD}).scrub)
+                        if trace:
+                            await tracer.start(tab)
                         try:
                             agent = Agent(llm, browser=tab, options=options,
                                           resources={"listing_image_1": photos[0], "listing_image_2": photos[1]})
                             result = await agent.do(_task(shop.url("/listings"), f"BENCH-{number}"), max_steps=25)
                             site_ms += _site_ms_per_step(llm.calls, loads, time.monotonic())
                         finally:
+                            if trace:
+                                saved = await tracer.stop(tab)
+                                if saved is not None:
+                                    trace_save_ms.append(tracer.save_ms)
+                                    trace_kb.append(saved.stat().st_size / 1024)
                             await tab.close()
                         if result.status is not WorkerStatus.completed:
                             raise SystemExit(f"run {number} ended {result.status.value}: {result.feedback}")
@@ -214,7 +235,7 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
                         for s in steps],
         "model_call": [s.timings.model_ms for s in steps],
     }
-    shown = f"on at {scale:g} scale" if screenshots else "off"
+    shown = (f"on at {scale:g} scale" if screenshots else "off") + (", Playwright trace recorded" if trace else "")
     print(f"{runs} run(s) of the marketplace listing task, {len(steps)} steps, screenshots {shown}, "
           f"{elapsed:.1f} s; load average {load if load is None else round(load, 1)} on {os.cpu_count()} cores\n")
     print(f"{'step':>4}  {'outside ms':>10}  {'observe':>8}  {'act':>8}  {'site load':>9}  {'ours':>8}  {'book':>6}  "
@@ -258,6 +279,9 @@ async def run(runs: int, screenshots: bool, scale: float = WorkerOptions().scree
         if cache_read_share else None,
         "seconds": round(elapsed, 1),
     }
+    if trace:
+        figures["trace_save_ms_per_run"] = round(statistics.median(trace_save_ms), 1) if trace_save_ms else None
+        figures["trace_kb_per_run"] = round(statistics.median(trace_kb), 1) if trace_kb else None
     print(f"\nmedian outside the model: {figures['median_outside_model_ms']} ms per step "
           f"(target < 150); parts: {figures['median_parts_ms']}; CPU of the whole process tree "
           f"{cpu_per_step} ms per step")
@@ -276,11 +300,36 @@ def main() -> None:
     parser.add_argument("--screenshots", choices=("both", "on", "off"), default="both")
     parser.add_argument("--scale", type=float, default=WorkerOptions().screenshot_scale,
                         help="size of the model's screenshot relative to the viewport (default: the worker's)")
+    parser.add_argument("--trace", choices=("compare", "off", "on"), default="compare",
+                        help="compare: one more pass with a Playwright trace (screenshots on); on: trace every pass")
+    parser.add_argument("--trace-runs", type=int, default=1, help="runs of the traced pass with --trace compare")
     args = parser.parse_args()
     modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.screenshots]
     results = {}
     for screenshots in modes:
-        results["screenshots_on" if screenshots else "screenshots_off"] = asyncio.run(run(args.runs, screenshots, args.scale))
+        results["screenshots_on" if screenshots else "screenshots_off"] = asyncio.run(
+            run(args.runs, screenshots, args.scale, trace=args.trace == "on"))
+        print()
+    if args.trace == "compare":
+        traced = asyncio.run(run(args.trace_runs, True, args.scale, trace=True))
+        baseline = results.get("screenshots_on") or asyncio.run(run(args.trace_runs, True, args.scale))
+        cost = {
+            "median_outside_model_ms_untraced": baseline["median_outside_model_ms"],
+            "median_outside_model_ms_traced": traced["median_outside_model_ms"],
+            "extra_ms_per_step": round(traced["median_outside_model_ms"] - baseline["median_outside_model_ms"], 1),
+            "cpu_ms_per_step_untraced": baseline["cpu_ms_per_step"],
+            "cpu_ms_per_step_traced": traced["cpu_ms_per_step"],
+            "save_ms_per_run": traced["trace_save_ms_per_run"],
+            "kb_per_run": traced["trace_kb_per_run"],
+            "kb_per_step": round(traced["trace_kb_per_run"] * traced["runs"] / traced["steps"], 1)
+            if traced["trace_kb_per_run"] else None,
+        }
+        print(f"\nPlaywright trace: {cost['extra_ms_per_step']:+} ms per step outside the model (median "
+              f"{cost['median_outside_model_ms_traced']} vs {cost['median_outside_model_ms_untraced']} untraced), CPU "
+              f"{cost['cpu_ms_per_step_traced']} vs {cost['cpu_ms_per_step_untraced']} ms per step; saving and "
+              f"scrubbing it {cost['save_ms_per_run']} ms per run, {cost['kb_per_run']} KB per run "
+              f"({cost['kb_per_step']} KB per step)")
+        results["trace"] = cost
         print()
     sys.stdout.flush()
     print(json.dumps({"benchmark": "step_overhead", **results}))

@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from webtask_core.pricing import Cost, format_usd
 from webtask_core.record import Step, ToolCallRecord
 from webtask_core.secrets import SecretValues
 
@@ -41,7 +43,8 @@ ARTIFACT_KEY_PATTERN = re.compile(r"^[a-z0-9-]*$")
 _MAX_PARAMS_CHARS = 300
 _MAX_MESSAGE_CHARS = 500
 _MAX_KEY_SLUG_CHARS = 60
-_STATUS_MARK = {"completed": "✅", "aborted": "🛑", "max_steps": "⏱️"}
+# Words, not emoji: a UI or a mail client without an emoji font shows those as empty boxes.
+_CALL_MARK = {True: "ok", False: "FAILED"}
 
 
 def summary_artifact_key(session_key: str | None, sku: str | None = None) -> str | None:
@@ -97,9 +100,10 @@ def _tokens(step_or_usage: Any) -> str:
 
 
 def step_markdown(step: Step, *, secrets: SecretValues | None = None, attempts: int = 1,
-                  image_url: str | None = None) -> str:
-    """The step artifact: the page, what the model said, each action and its result, a thumbnail
-    (at ``image_url`` when the picture was stored elsewhere, else inline)."""
+                  image_url: str | None = None, cost: Cost | None = None, notes: Sequence[str] = ()) -> str:
+    """The step artifact: the page, what the model said, each action and its result, its cost, a
+    thumbnail (at ``image_url`` when the picture was stored elsewhere, else inline). ``notes``: more
+    lines (what replay checked and where it handed over)."""
     mask = (secrets or SecretValues()).scrub
     lines = [f"### Step {step.index}" + (f" — {_one_line(step.title)}" if step.title.strip() else ""), ""]
     lines += [f"Page: {_code(step.url)}  ", f"Decided by: **{step.decided_by}**", ""]
@@ -110,9 +114,8 @@ def step_markdown(step: Step, *, secrets: SecretValues | None = None, attempts: 
         lines.append("**Actions**")
         lines.append("")
         for number, call in enumerate(step.tool_calls, start=1):
-            mark = "✅" if call.ok else "❌"
             message = _one_line(_clip(call.message, _MAX_MESSAGE_CHARS)) or ("done" if call.ok else "failed")
-            lines.append(f"{number}. {mark} **{call.name}** {_code(_params(call))} → {message}")
+            lines.append(f"{number}. {_CALL_MARK[call.ok]} **{call.name}** {_code(_params(call))} → {message}")
         lines.append("")
     else:
         lines += ["**Actions**: none", ""]
@@ -122,8 +125,12 @@ def step_markdown(step: Step, *, secrets: SecretValues | None = None, attempts: 
         lines += [f"**Problem**: {_one_line(step.error)}", ""]
     if step.ended is not None:
         lines += [f"**The task ended here**: {step.ended.value}", ""]
+    for note in notes:
+        lines += [note, ""]
     timings = step.timings
     lines.append(f"**Tokens**: {_tokens(step)}  ")
+    if cost is not None:
+        lines.append(f"**Cost**: {cost.describe()}  ")
     lines.append(
         f"**Time**: observe {timings.observe_ms:.0f} ms · model {timings.model_ms:.0f} ms · "
         f"act {timings.act_ms:.0f} ms · total {timings.total_ms:.0f} ms"
@@ -140,19 +147,22 @@ def step_markdown(step: Step, *, secrets: SecretValues | None = None, attempts: 
 def steps_table(
     steps: Sequence[Step], *, attempts: Mapping[int, int] | None = None,
     task_ms: Mapping[int, float] | None = None, secrets: SecretValues | None = None,
+    names: Mapping[int, str] | None = None, costs: Mapping[int, float | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per step, for the table artifact."""
+    """One row per step, for the table artifact (``names``: what each step did; ``costs``: dollars)."""
     mask = (secrets or SecretValues()).scrub
     rows = []
     for step in steps:
         rows.append({
             "step": step.index,
+            "name": mask((names or {}).get(step.index) or f"step {step.index}"),
             "url": mask(step.url),
             "actions": mask(_clip(step.summary(), _MAX_MESSAGE_CHARS)),
             "ok": step.ok and step.error is None,
             "decided_by": step.decided_by,
             "input_tokens": step.usage.input_tokens,
             "output_tokens": step.usage.output_tokens,
+            "cost_usd": (costs or {}).get(step.index),
             "model_ms": round(step.timings.model_ms),
             "step_ms": round(step.timings.total_ms),
             "task_ms": round((task_ms or {}).get(step.index, 0.0)),
@@ -168,7 +178,7 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
     first_line = _clip(_one_line(task.strip().splitlines()[0] if task.strip() else ""), 200)
     # What happened comes first: for a failed task, that is why it failed.
     lines = [
-        f"## {_STATUS_MARK.get(status, '')} webtask {status}",
+        f"## webtask {status}",
         "",
         f"**{'Feedback' if result.ok else 'Why'}**: {_one_line(result.feedback) or '(none)'}",
         "",
@@ -180,6 +190,7 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
         f"| Steps | {result.steps} of {result.max_steps} |",
         f"| Tokens | {result.tokens} ({_tokens(result.usage)}) |",
         f"| Model calls | {result.model_calls} |",
+        f"| Cost | {result.cost.describe() if result.cost is not None else _unpriced(result.model)} |",
         f"| Time | {result.duration_s:.1f} s |",
         f"| Step retries | {result.step_retries} |",
         f"| Browser relaunches | {result.browser_relaunches} |",
@@ -191,6 +202,12 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
         if result.replay_handovers and not result.ok:
             lines.append(f"| After the handover | the model ended the task {result.status.value}: "
                          f"{_one_line(result.feedback)} |")
+        if result.replayed_steps:
+            saved = (f"~{format_usd(result.saved_by_replay_usd)}" if result.saved_by_replay_usd is not None
+                     else "not estimated")
+            lines.append(f"| Saved by replay | {saved} ({_one_line(result.saved_by_replay)}) |")
+    if result.trace:
+        lines.append(f"| Playwright trace | {_code('playwright show-trace ' + shlex.quote(result.trace))} |")
     if result.session_key:
         lines.append(f"| Session key | {_code(result.session_key)} |")
     if result.final_url:
@@ -200,11 +217,16 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
     return mask("\n".join(lines)) + "\n"
 
 
+def _unpriced(model: str) -> str:
+    return f"no price for model {model!r} (set WEBTASK_MODEL_PRICES)" if model else "unknown"
+
+
 # ---- publishing (inside an async flow / task: the a-prefixed functions) ----
 
 
 async def publish_step_artifact(step: Step, *, secrets: SecretValues | None = None, attempts: int = 1,
-                                screenshots: ScreenshotStore | None = None) -> Any:
+                                screenshots: ScreenshotStore | None = None, cost: Cost | None = None,
+                                notes: Sequence[str] = ()) -> Any:
     """The step's markdown artifact; with a screenshot store, its picture is also an image artifact."""
     from prefect.artifacts import acreate_image_artifact, acreate_markdown_artifact
     from prefect.context import FlowRunContext
@@ -217,7 +239,8 @@ async def publish_step_artifact(step: Step, *, secrets: SecretValues | None = No
         image_url = await screenshots.put(str(context.flow_run.id), step.index, step.screenshot)
         await acreate_image_artifact(image_url, description=f"The page at step {step.index}")
     return await acreate_markdown_artifact(
-        step_markdown(step, secrets=secrets, attempts=attempts, image_url=image_url), key=None, description=description
+        step_markdown(step, secrets=secrets, attempts=attempts, image_url=image_url, cost=cost, notes=notes),
+        key=None, description=description,
     )
 
 
@@ -232,17 +255,22 @@ async def publish_run_artifacts(
     labels: Mapping[str, str] | None = None,
 ) -> tuple[Any, Any]:
     """The steps table (no key) and the summary (keyed per session or listing, see
-    :func:`summary_artifact_key`); returns their ids."""
+    :func:`summary_artifact_key`), both the run's own (see ``own_run_artifacts``); returns their ids."""
     from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 
+    from webtask_flows.pictures import own_run_artifacts
+
     mask = (secrets or SecretValues()).scrub
-    rows = steps_table(list(steps), attempts=attempts, task_ms=task_ms, secrets=secrets)
-    table_id = await acreate_table_artifact(
-        rows, key=None, description=f"Steps of the webtask ({result.status.value}, {result.steps} steps)"
-    )
-    summary_id = await acreate_markdown_artifact(
-        summary_markdown(result, task=task, secrets=secrets),
-        key=summary_artifact_key(result.session_key, (labels or {}).get("sku")),
-        description=mask(_clip(f"webtask {result.status.value}: {_one_line(result.feedback)}", 500)),
-    )
+    names = {timing.index: timing.name for timing in result.step_timings if timing.name}
+    costs = {timing.index: timing.cost_usd for timing in result.step_timings}
+    rows = steps_table(list(steps), attempts=attempts, task_ms=task_ms, secrets=secrets, names=names, costs=costs)
+    with own_run_artifacts():
+        table_id = await acreate_table_artifact(
+            rows, key=None, description=f"Steps of the webtask ({result.status.value}, {result.steps} steps)"
+        )
+        summary_id = await acreate_markdown_artifact(
+            summary_markdown(result, task=task, secrets=secrets),
+            key=summary_artifact_key(result.session_key, (labels or {}).get("sku")),
+            description=mask(_clip(f"webtask {result.status.value}: {_one_line(result.feedback)}", 500)),
+        )
     return table_id, summary_id

@@ -7,7 +7,9 @@ A task (one ``run-webtask`` run) ends with exactly one of:
 - ``webtask.task.failed``: the run itself failed — bad input, a missing S3 object or Secret, the model
   API down beyond the retries — so the agent never reached an outcome;
 - ``webtask.task.error`` (emitted by a parent, e.g. a batch): a run that ended without saying so
-  itself — it crashed or was cancelled, never started, or completed with the wrong result.
+  itself — it crashed or was cancelled, never started, or completed with the wrong result;
+- ``webtask.task.crashed`` (emitted by the crash report, ``report-webtask-crash``): the run was
+  marked Crashed — its process died (killed, out of memory, an evicted container), so it said nothing.
 
 (A listing batch adds ``webtask.batch.completed|failed``: webtask_flows.listings.events.)
 
@@ -37,10 +39,12 @@ __all__ = [
     "clip_text",
     "current_flow_run",
     "emit_script_event",
+    "one_line",
+    "cost_payload",
     "emit_handover_event",
 ]
 
-TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "waiting"]
+TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "crashed", "waiting"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
@@ -48,6 +52,7 @@ TASK_EVENT_NAMES: dict[str, str] = {
     "max_steps": "webtask.task.max-steps",
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
+    "crashed": "webtask.task.crashed",
     "waiting": "webtask.task.waiting",  # not an outcome: the run waits for a person (webtask_flows.human)
 }
 
@@ -69,6 +74,24 @@ def clip_text(text: str | None, limit: int = _MAX_TEXT_CHARS) -> str | None:
     return text[: limit - 1] + "…"
 
 
+def one_line(text: str | None, limit: int = _MAX_NAME_CHARS) -> str:
+    """A text fit for an alert's subject: one line (a subject with a newline breaks mail headers and
+    chat previews), cut to ``limit``."""
+    return clip_text(" ".join((text or "").split()), limit) or ""
+
+
+def cost_payload(cost_usd: float | None, saved_usd: float | None, *, model: str = "") -> dict[str, Any]:
+    """The money fields of an event's payload (omitted when unknown)."""
+    payload: dict[str, Any] = {}
+    if model:
+        payload["model"] = model
+    if cost_usd is not None:
+        payload["cost_usd"] = round(cost_usd, 6)
+    if saved_usd is not None:
+        payload["saved_by_replay_usd"] = round(saved_usd, 6)
+    return payload
+
+
 def current_flow_run() -> tuple[str | None, str | None]:
     from prefect.context import FlowRunContext
 
@@ -82,10 +105,10 @@ def task_display_name(task: str, labels: Mapping[str, str] | None) -> str:
     """What a person calls this task in an alert: ``listing SKU``, a given name, else the task's first line."""
     labels = labels or {}
     if labels.get("sku"):
-        return f"listing {labels['sku']}"
+        return one_line(f"listing {labels['sku']}")
     if labels.get("name"):
-        return str(labels["name"])
-    return clip_text((task.strip().splitlines() or ["webtask task"])[0], _MAX_NAME_CHARS) or "webtask task"
+        return one_line(str(labels["name"])) or "webtask task"
+    return one_line((task.strip().splitlines() or ["webtask task"])[0]) or "webtask task"
 
 
 def _related(run_id: str, run_name: str | None, labels: Mapping[str, str]) -> list[dict[str, str]]:
@@ -127,6 +150,8 @@ def emit_task_event(
 
     name = task_event_name(status)
     labels = {key: str(value) for key, value in (labels or {}).items() if value is not None}
+    if "batch_name" in labels:  # alert subjects show it: one line
+        labels["batch_name"] = one_line(labels["batch_name"], 200)
     current_id, current_name = current_flow_run()
     run_id = str(flow_run_id) if flow_run_id is not None else current_id
     if run_id is None:
@@ -137,6 +162,9 @@ def emit_task_event(
         "prefect.resource.id": f"webtask.task.{run_id}",
         "prefect.resource.name": task_display_name(task, labels),
         "webtask.status": status,
+        # Which batch the task was part of ("none": run on its own), so an alert can leave a batch's
+        # listings to the batch's own alert.
+        "webtask.batch": labels.get("batch_flow_run_id") or "none",
     }
     if session_key:
         resource["webtask.session-key"] = session_key

@@ -34,7 +34,7 @@ from webtask_core.browser.runtime import BrowserRuntime
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
-from webtask_core.record import TaskRecord
+from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import validate_resource_name
 from webtask_core.secrets import SecretValue
 from webtask_core.storage import SessionStore, validate_session_key
@@ -43,16 +43,26 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.events import emit_handover_event, emit_script_event, emit_task_event
+from webtask_flows.costs import RunCost, RunPricing, price_run
+from webtask_flows.events import (
+    cost_payload,
+    emit_handover_event,
+    emit_script_event,
+    emit_task_event,
+    task_display_name,
+)
 from webtask_flows.human import HumanWait, PrefectHuman
 from webtask_flows.human_run import answer_or_suspend, answer_resumed, resumed_waiting_task, totp_names
+from webtask_flows.pictures import own_run_artifacts, publish_picture
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
+from webtask_flows.run_end import RUN_END_HOOKS
 from webtask_flows.run_result import FAILED_STATE_NAMES, StepTiming, WebtaskFailed, WebtaskResult
 from webtask_flows.run_signals import note_run_started, wait_for_announced_session
 from webtask_flows.screenshots import screenshot_store_from_env
 from webtask_flows.session_store import get_session_store, load_session, load_worker_session, save_session, session_lock
 from webtask_flows.steps import StepRun, step_task
+from webtask_flows.trace import RunTrace, trace_settings_from_env
 
 __all__ = ["run_webtask", "load_secrets"]
 
@@ -71,7 +81,8 @@ def _emit_failed(flow: Any, flow_run: Any, state: Any) -> None:
     )
 
 
-@flow(name="run-webtask", persist_result=True, validate_parameters=True, on_failure=[_emit_failed])
+@flow(name="run-webtask", persist_result=True, validate_parameters=True, on_failure=[_emit_failed, *RUN_END_HOOKS],
+      on_completion=RUN_END_HOOKS, on_crashed=RUN_END_HOOKS, on_cancellation=RUN_END_HOOKS)
 async def run_webtask(
     task: str,
     start_url: str | None = None,
@@ -129,6 +140,8 @@ async def run_webtask(
     if replay is not None:
         replay.check()
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
+    pricing = RunPricing(model or DEFAULT_MODEL)  # so does a bad WEBTASK_MODEL_PRICES
+    traces = trace_settings_from_env()  # and WEBTASK_TRACE / WEBTASK_TRACE_STORE
     wait = human or HumanWait()
     secret_values = await load_secrets(secrets)
     seeds = totp_names(secrets)
@@ -164,12 +177,17 @@ async def run_webtask(
         waiting = await resumed_waiting_task(store, flow_run_id)
         if waiting is not None:
             storage_state = waiting.storage_state
+        # Entered before the browser, so it ends after the browser saved the trace.
+        trace = await stack.enter_async_context(
+            RunTrace(traces, flow_run_id, title=task_display_name(task, labels)))
         browser = await stack.enter_async_context(
             BrowserRuntime(storage_state=storage_state, allowed_domains=allowed_domains,
-                           block_requests=block_requests)
+                           block_requests=block_requests, tracer=trace.recorder)
         )
         worker = Worker(llm, browser.current_tab, options=options)
         scrub = worker.secrets.scrub  # everything logged, stored or shown is scrubbed of the values
+        if trace.recorder is not None:
+            trace.recorder.scrub = scrub  # the trace holds what was typed: scrubbed when saved
         worker.human = PrefectHuman(wait, task=scrub(task), labels=labels, secrets=worker.secrets)
         ctx = worker.start(task, resources=files, output_schema=output_schema, max_steps=max_steps,
                            previous_session=previous)
@@ -183,7 +201,8 @@ async def run_webtask(
             replaying = replay.replay(scripts, source=f"flow run {flow_run_id}" if flow_run_id else "")
         task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
-        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots)
+        step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
+                           tracer=trace.recorder)
         run_step = step_task()
         task_ms: dict[int, float] = {}
         if waiting is not None:
@@ -200,6 +219,7 @@ async def run_webtask(
             logger.info("step %d: %s", index, scrub(step.summary()))
 
         session = await task_run.finish()
+        trace.outcome(completed=session.status is WorkerStatus.completed, handed_over=bool(task_run.replay_handovers))
         if session_key and store is not None:
             state, live_url = await browser.final_state()
             url: str | None = live_url or session.final_url
@@ -214,8 +234,13 @@ async def run_webtask(
         relaunches = browser.relaunches
     # Here the browser is closed, the resource folder removed and the session key released.
 
+    if trace.locations:
+        logger.info("Playwright trace: playwright show-trace %s", trace.locations[-1])
+    run_cost = await price_run(pricing, session.steps, session.usage, script_key=replay.key if replay else None,
+                               store=(store or await get_session_store()) if replay else None)
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
-                     flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None)
+                     flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None,
+                     run_cost=run_cost, trace_location=trace.locations[-1] if trace.locations else None)
     handovers = task_run.replay_handover_details
     if handovers and replay is not None and task_run.replayer is not None:
         emit_handover_event(key=replay.key, revision=task_run.replayer.script.revision, outcome=result.status.value,
@@ -227,8 +252,13 @@ async def run_webtask(
                           task=task, labels=labels)
     await publish_run_artifacts(result, session.steps, task=task,
                                 attempts=step_run.attempts, task_ms=task_ms, secrets=worker.secrets, labels=labels)
+    if result.replayed_steps and session.final_screenshot:  # replayed steps take no picture: show where it ended
+        with own_run_artifacts():
+            await publish_picture(session.final_screenshot, name="final", screenshots=screenshots,
+                                  description=f"The last page of the replayed run ({result.status.value})")
     emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
-                    steps_used=result.steps, max_steps=result.max_steps, labels=labels)
+                    steps_used=result.steps, max_steps=result.max_steps, labels=labels,
+                    extra=cost_payload(result.cost_usd, result.saved_by_replay_usd, model=result.model))
     logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, scrub(result.feedback))
     if result.ok:
         return Completed(message=result.feedback, data=result)  # type: ignore[return-value]
@@ -336,6 +366,8 @@ def _result(
     flow_run_id: str | None,
     relaunches: int,
     replay_key: str | None = None,
+    run_cost: RunCost | None = None,
+    trace_location: str | None = None,
 ) -> WebtaskResult:
     attempts, scrub = step_run.attempts, step_run.secrets.scrub
     task_run = step_run.task_run
@@ -348,6 +380,7 @@ def _result(
             snapshot_ms=snapshot_ms.get(step.index, 0.0),
             artifact_ms=step_run.artifact_ms.get(step.index, 0.0),
             task_ms=task_ms.get(step.index, 0.0), replayed=step.replayed,
+            name=step_run.names.get(step.index, ""), cost_usd=_step_cost(step_run, step),
         )
         for step in session.steps
     ]
@@ -371,4 +404,19 @@ def _result(
         replay=task_run.replay_outcome,
         replay_key=replay_key,
         replay_handovers=[scrub(reason) for reason in task_run.replay_handovers],
+        model=run_cost.model if run_cost else "",
+        cost=run_cost.cost if run_cost else None,
+        cost_usd=run_cost.cost_usd if run_cost else None,
+        saved_by_replay_usd=run_cost.saved_usd if run_cost else None,
+        saved_by_replay=scrub(run_cost.saved_basis) if run_cost else "",
+        trace=trace_location,
     )
+
+
+def _step_cost(step_run: StepRun, step: Step) -> float | None:
+    if step_run.pricing is None:
+        return None
+    if not step.asked_model:
+        return 0.0
+    cost = step_run.pricing.step_cost(step)
+    return round(cost.total_usd, 6) if cost is not None else None

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from webtask_core.llm.types import Usage
+from webtask_core.pricing import Cost
 from webtask_core.record import WorkerStatus
 
 __all__ = ["WebtaskResult", "StepTiming", "WebtaskFailed", "webtask_result", "FAILED_STATE_NAMES"]
@@ -43,6 +44,8 @@ class StepTiming(BaseModel):
     artifact_ms: float = 0.0  # publishing the step's artifact
     task_ms: float = 0.0  # the whole step task as the flow awaited it: Prefect, retries, artifacts
     replayed: bool = False  # decided by a replay script, not the model
+    name: str = ""  # what the step did, as its task run is named (``step 3 · fill "Price"``)
+    cost_usd: float | None = None  # its model call; None: no price for the model
 
 
 class WebtaskResult(BaseModel):
@@ -67,6 +70,12 @@ class WebtaskResult(BaseModel):
     replay: str = "none"  # with the replay parameter: replayed, repaired, recorded, handed_over, none
     replay_key: str | None = None
     replay_handovers: list[str] = Field(default_factory=list)  # where and why the model took over
+    model: str = ""
+    cost: Cost | None = None  # every model call, by kind of token (None: no price for the model)
+    cost_usd: float | None = None
+    saved_by_replay_usd: float | None = None  # replayed steps priced as model calls (an estimate)
+    saved_by_replay: str = ""  # what that estimate rests on
+    trace: str | None = None  # where the run's Playwright trace was kept (a path or a URL), if it was
 
     @property
     def ok(self) -> bool:

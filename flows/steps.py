@@ -27,9 +27,14 @@ from webtask_core.errors import ConfigError, TransientError
 from webtask_core.record import Step
 from webtask_core.secrets import SecretValues
 from webtask_flows.artifacts import publish_step_artifact
+from webtask_flows.pictures import publish_picture
+from webtask_flows.replay_notes import ReplayWatch
+from webtask_flows.step_names import rename_current_task_run, step_run_name
 
 if TYPE_CHECKING:
+    from webtask_core.browser.tracing import TraceRecorder
     from webtask_core.task_run import TaskRun
+    from webtask_flows.costs import RunPricing
     from webtask_flows.screenshots import ScreenshotStore
 
 __all__ = [
@@ -62,6 +67,8 @@ class StepRun:
         secrets: SecretValues | None = None,
         artifacts: bool = True,
         screenshots: ScreenshotStore | None = None,
+        pricing: RunPricing | None = None,
+        tracer: TraceRecorder | None = None,
     ):
         self.task_run = task_run
         self.secrets = secrets or SecretValues()  # artifacts are scrubbed with the worker's own secrets
@@ -69,6 +76,11 @@ class StepRun:
         self.screenshots = screenshots  # where step pictures get a URL (None: inline in the markdown)
         self.attempts: dict[int, int] = {}  # step index -> task attempts (1 = no retry)
         self.artifact_ms: dict[int, float] = {}  # step index -> publishing its artifact (last attempt)
+        self.pricing = pricing  # what each step's model call cost (None: not priced)
+        self.tracer = tracer  # the run's Playwright trace: each step's actions in a group of its own
+        self.names: dict[int, str] = {}  # step index -> what it did, as its task run is named
+        # Replay's handovers and checks, for the step artifacts (only with a replay).
+        self.replay_watch = ReplayWatch(task_run) if task_run.replay is not None else None
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
         return f"StepRun({self.task_run!r})"
@@ -103,13 +115,31 @@ def _exception_of(state: Any) -> BaseException | None:
     retry_condition_fn=is_transient_failure,
 )
 async def run_step(run: StepRun, index: int) -> Step:
-    """Step ``index`` of the task (reopen what failed, observe, ask the model, act), then its artifact."""
+    """Step ``index`` of the task (reopen what failed, observe, ask the model, act), then its artifact;
+    the task run is renamed after what the step did."""
     run.attempts[index] = run.attempts.get(index, 0) + 1
-    step = await run.task_run.step(index)
+    if run.replay_watch is not None:
+        run.replay_watch.before()
+    runtime = run.task_run.runtime
+    if run.tracer is not None and runtime.has_tab:
+        await run.tracer.group(runtime.current_tab(), f"step {index}")
+    try:
+        step = await run.task_run.step(index)
+    finally:
+        if run.tracer is not None and runtime.has_tab:
+            await run.tracer.group_end(runtime.current_tab())
+    run.names[index] = run.secrets.scrub(step_run_name(step, run.task_run.ctx.last_observation))
+    rename_current_task_run(run.names[index])
+    replay = run.replay_watch.after(step) if run.replay_watch is not None else None
+    cost = run.pricing.step_cost(step) if run.pricing is not None and step.asked_model else None
     started = time.perf_counter()
     if run.artifacts:
         await publish_step_artifact(step, secrets=run.secrets, attempts=run.attempts[index],
-                                    screenshots=run.screenshots)
+                                    screenshots=run.screenshots, cost=cost, notes=replay.lines if replay else ())
+        if replay is not None and replay.handover_page and step.screenshot:
+            reasons = run.secrets.scrub("; ".join(replay.handovers))
+            await publish_picture(step.screenshot, name=f"handover-{index}", screenshots=run.screenshots,
+                                  description=f"Where replay handed over to the model (step {index}): {reasons}"[:500])
     run.artifact_ms[index] = round((time.perf_counter() - started) * 1000.0, 2)
     return step
 

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from webtask_core.pricing import format_usd
 from webtask_flows.listings.models import ListingResult
 
-__all__ = ["BatchProgress", "publish_summary", "summary_rows", "summary_line", "model_calls_line"]
+__all__ = ["BatchProgress", "publish_summary", "summary_rows", "summary_line", "model_calls_line", "cost_line"]
 
 _FEEDBACK_CHARS = 200
 
@@ -53,29 +54,60 @@ class BatchProgress:
         )
 
 
+# The first columns fit a 1,400 px screen: why a listing failed, which one, how it ended, what it
+# cost, where it is; the long ones (full feedback, tokens, the flow run) come after.
+_REASON_CHARS = 48
+
+
+def _clipped(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _usd(amount: float | None) -> str:
+    return format_usd(amount) if amount is not None else ""
+
+
 def summary_rows(results: Sequence[ListingResult]) -> list[dict[str, Any]]:
-    """One row per listing, the ones that did not complete first, each with what happened next to
-    its status: that is what someone opening the table after an alert looks for."""
+    """One row per listing, the ones that did not complete first, each starting with why: that is
+    what someone opening the table after an alert looks for."""
     ordered = sorted(results, key=lambda result: not (result.failed or result.status == "invalid"))
     rows = []
     for result in ordered:
-        feedback = result.feedback if len(result.feedback) <= _FEEDBACK_CHARS else result.feedback[: _FEEDBACK_CHARS - 1] + "…"
+        failed = result.failed or result.status == "invalid"
         rows.append({
+            "reason": _clipped(result.feedback, _REASON_CHARS) if failed else "",
             "sku": result.sku,
-            "status": "completed (already done)" if result.skipped else result.status,
-            "feedback": feedback,
+            "status": "already done" if result.skipped else result.status,
+            "model calls": result.model_calls,
+            "replay": result.replay,
+            "cost": _usd(result.cost_usd),
+            "saved by replay": _usd(result.saved_by_replay_usd),
             "listing_url": result.listing_url or "",
             "steps": result.steps,
-            "model calls": result.model_calls,
             "replayed steps": result.replayed_steps,
-            "replay": result.replay,
             "tokens": result.tokens,
             "fresh input tokens": result.fresh_input_tokens,
             "cached input tokens": result.usage.cache_read_tokens,
             "output tokens": result.usage.output_tokens,
+            "feedback": _clipped(result.feedback, _FEEDBACK_CHARS),
             "flow_run_id": result.flow_run_id or "",
         })
     return rows
+
+
+def cost_line(results: Sequence[ListingResult]) -> str:
+    """``Cost: $0.42 (3 listing(s) unpriced); saved by replay: ~$1.10. ``; empty when nothing ran."""
+    run = [result for result in results if not result.skipped and result.status != "invalid"]
+    if not run:
+        return ""
+    priced = [result.cost_usd for result in run if result.cost_usd is not None]
+    saved = [result.saved_by_replay_usd for result in run if result.saved_by_replay_usd is not None]
+    unpriced = len(run) - len(priced)
+    text = f"Cost: {format_usd(sum(priced))}" + (f" ({unpriced} listing(s) without a price)" if unpriced else "")
+    if saved:
+        text += f"; saved by replay: ~{format_usd(sum(saved))}"
+    return text + ". "
 
 
 def _failures_line(results: Sequence[ListingResult]) -> str:
@@ -105,5 +137,5 @@ async def publish_summary(key: str, results: Sequence[ListingResult], *, source:
     return await acreate_table_artifact(
         table=summary_rows(results), key=key,
         description=(f"{_failures_line(results)}Batch listing upload of `{source}`: "
-                     f"{summary_line(results, len(results))}. {model_calls_line(results)}")[:2000],
+                     f"{summary_line(results, len(results))}. {cost_line(results)}{model_calls_line(results)}")[:2000],
     )

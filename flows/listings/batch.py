@@ -38,6 +38,7 @@ from webtask_flows.listings.manifest import BatchInput, load_batch_input
 from webtask_flows.listings.models import ListingResult
 from webtask_flows.listings.records import ListingRecord
 from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, run_listing
+from webtask_flows.run_end import RUN_END_HOOKS
 from webtask_flows.run_signals import SubflowStarts, announce_session
 
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
@@ -83,7 +84,8 @@ async def _emit_outcome(flow: Any, flow_run: Any, state: Any) -> None:
 
 
 @flow(name="batch-listing-upload", persist_result=True, validate_parameters=True,
-      on_completion=[_emit_outcome], on_failure=[_emit_outcome])
+      on_completion=[_emit_outcome, *RUN_END_HOOKS], on_failure=[_emit_outcome, *RUN_END_HOOKS],
+      on_crashed=RUN_END_HOOKS, on_cancellation=RUN_END_HOOKS)
 async def batch_listing_upload(
     site_url: str,
     username: str,

@@ -69,9 +69,19 @@ def services(
     workdir: Path | None = typer.Option(None, "--workdir", help="Keep the manifest, photos, ledger and sessions here."),
     model_port: int = typer.Option(0, "--model-port", min=0, max=65535, help="Port of the offline model (0: a free one)."),
     site_port: int = typer.Option(0, "--site-port", min=0, max=65535, help="Port of the demo marketplace (0: a free one)."),
+    abort_sku: list[str] = typer.Option([], "--abort-sku", metavar="SKU",
+                                        help="The model gives this listing up (webtask.task.aborted); repeat for more."),
+    fail_sku: list[str] = typer.Option([], "--fail-sku", metavar="SKU",
+                                       help="The model API rejects this listing's requests: its run fails "
+                                            "(webtask.task.failed); repeat for more."),
+    layout: str = typer.Option("", "--layout", metavar="CHANGES",
+                               help="The site's redesign: renamed_field, extra_step, moved_button (comma-separated) "
+                                    "or all; switch while serving with POST <site>/_layout."),
 ) -> None:
     """The offline kit as services: the scripted model and the demo marketplace until Ctrl+C, with
-    the environment a separate `prefect worker` and `prefect deploy` need printed to export."""
+    the environment a separate `prefect worker` and `prefect deploy` need printed to export. Chosen
+    listings can abort or fail and the site can show its redesign, for a trial of the alerts and
+    repairs (change them while serving in <workdir>/faults.json and with POST <site>/_layout)."""
     _require_demo_extra("services")
     from rich.console import Console
 
@@ -79,10 +89,11 @@ def services(
     from webtask_flows.listings.services import ServicesOptions, run_services
 
     console = Console(stderr=True)
-    options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port)
+    options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port,
+                              abort_skus=list(abort_sku), fail_skus=list(fail_sku), layout=layout)
     try:
         run_services(options, say=lambda line: typer.echo(line),
                      note=lambda text: console.print(text, soft_wrap=True, markup=False, highlight=False))
-    except ConfigError as error:  # a port in use
+    except ConfigError as error:  # a port in use, an unknown layout change
         console.print(f"error: {error}", markup=False)
         raise typer.Exit(2) from None

@@ -184,7 +184,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
 
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
     from webtask_core.testing.marketplace import Marketplace
-    from webtask_flows.listings.artifacts import model_calls_line
+    from webtask_flows.listings.artifacts import cost_line, model_calls_line
     from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
     started = time.perf_counter()
@@ -196,6 +196,9 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     own_store = not os.environ.get("WEBTASK_SESSION_STORE")
     if own_store:
         os.environ["WEBTASK_SESSION_STORE"] = str(workdir / "sessions")
+    own_traces = not os.environ.get("WEBTASK_TRACE_STORE")  # and the Playwright traces of listings that failed
+    if own_traces:
+        os.environ["WEBTASK_TRACE_STORE"] = str(workdir / "traces")
     try:
         manifest = write_demo_manifest(workdir, options.listings, pricey_last=options.approval)
         rows = [json.loads(line) for line in manifest.read_text().splitlines()]
@@ -236,6 +239,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                 results = await batch_results(state)
                 console.print(_summary(results))
                 console.print(_token_line(results))
+                console.print(cost_line(results).strip() or "No listing ran.", markup=False)
                 if options.replay:
                     console.print(model_calls_line(results) or "No listing used replay.")
                 reviewer.report(results)
@@ -260,6 +264,8 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     finally:
         if own_store:
             os.environ.pop("WEBTASK_SESSION_STORE", None)
+        if own_traces:
+            os.environ.pop("WEBTASK_TRACE_STORE", None)
         if owned_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
 

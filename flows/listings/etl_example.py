@@ -27,6 +27,7 @@ from prefect.cache_policies import NO_CACHE
 from webtask_core.errors import ConfigError
 from webtask_core.storage import parse_s3_uri
 from webtask_flows.listings.records import validate_listings
+from webtask_flows.run_end import RUN_END_HOOKS
 from webtask_flows.settings import S3Source, resolve_s3_client
 
 __all__ = ["listings_etl", "sample_products", "product_photo", "PRODUCTS"]
@@ -114,7 +115,8 @@ async def write_manifest(manifest_uri: str, products: list[tuple[dict[str, Any],
     return manifest_uri
 
 
-@flow(name="listings-etl")
+@flow(name="listings-etl", on_completion=RUN_END_HOOKS, on_failure=RUN_END_HOOKS, on_crashed=RUN_END_HOOKS,
+      on_cancellation=RUN_END_HOOKS)
 async def listings_etl(
     manifest_uri: str,
     count: int = 4,

@@ -1,5 +1,6 @@
-"""The listing batch's own event: ``webtask.batch.completed`` / ``webtask.batch.failed``, with the
-counts and the SKUs that did not complete (task events come from webtask_flows.events)."""
+"""The listing batch's own events: ``webtask.batch.completed`` / ``webtask.batch.failed``, with the
+counts and the SKUs that did not complete, and ``webtask.batch.crashed`` from the crash report
+(task events come from webtask_flows.events)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from uuid import UUID
 from prefect.events import emit_event
 
 from webtask_core.errors import ConfigError
-from webtask_flows.events import clip_text, current_flow_run
+from webtask_flows.events import clip_text, cost_payload, current_flow_run, one_line
 from webtask_flows.listings.models import ListingResult
 
-__all__ = ["BATCH_EVENT_NAMES", "emit_batch_event"]
+__all__ = ["BATCH_EVENT_NAMES", "emit_batch_event", "emit_batch_crashed"]
 
-BATCH_EVENT_NAMES: dict[str, str] = {"completed": "webtask.batch.completed", "failed": "webtask.batch.failed"}
+BATCH_EVENT_NAMES: dict[str, str] = {"completed": "webtask.batch.completed", "failed": "webtask.batch.failed",
+                                     "crashed": "webtask.batch.crashed"}
 _MAX_LISTED_FAILURES = 50
 
 
@@ -44,6 +46,8 @@ def emit_batch_event(
         "source": source,
         "message": clip_text(message),
         "reason": clip_text(reason),
+        "reason_line": one_line(reason, 120),  # for a subject: one line
+        "source_line": one_line(source, 80),
         "total": total,
         "counts": dict(counts),
         "failed_count": len(failed),
@@ -51,10 +55,57 @@ def emit_batch_event(
         "failed": [{"sku": r.sku, "status": r.status, "reason": clip_text(r.feedback, 300), "flow_run_id": r.flow_run_id}
                    for r in failed[:_MAX_LISTED_FAILURES]],
         "flow_run_id": run_id,
+        **_costs(results),
     }
     resource = {
         "prefect.resource.id": f"webtask.batch.{run_id}",
-        "prefect.resource.name": clip_text(f"batch {run_name or run_id} ({source})", 200) or "batch",
+        "prefect.resource.name": one_line(f"batch {run_name or run_id} ({source})", 200) or "batch",
         "webtask.status": status,
     }
     return emit_event(event=BATCH_EVENT_NAMES[status], resource=resource, related=[flow_run], payload=payload)
+
+
+def _costs(results: Sequence[ListingResult]) -> dict[str, Any]:
+    """The batch's cost and what replay saved, over the listings it ran (None where unknown)."""
+    ran = [result for result in results if not result.skipped and result.status != "invalid"]
+    costs = [result.cost_usd for result in ran if result.cost_usd is not None]
+    saved = [result.saved_by_replay_usd for result in ran if result.saved_by_replay_usd is not None]
+    payload = cost_payload(sum(costs) if costs else None, sum(saved) if saved else None)
+    if len(costs) < len(ran):
+        payload["unpriced_listings"] = len(ran) - len(costs)
+    return payload
+
+
+def emit_batch_crashed(
+    *, flow_run_id: UUID | str, flow_run_name: str | None, source: str, reason: str, total: int | None,
+    completed: Sequence[str], in_flight: Sequence[dict[str, Any]], not_started: Sequence[str], note: str = "",
+) -> Any:
+    """``webtask.batch.crashed`` for a batch marked Crashed: the listings that had not completed —
+    ``in_flight`` (SKU, flow run, its state) and ``not_started`` — and those that had (``completed``).
+    ``total`` is None when the manifest could not be read again (``note`` says why)."""
+    not_completed = [item["sku"] for item in in_flight] + list(not_started)
+    run_id = str(flow_run_id)
+    flow_run = {"prefect.resource.id": f"prefect.flow-run.{run_id}", "prefect.resource.role": "flow-run"}
+    if flow_run_name:
+        flow_run["prefect.resource.name"] = flow_run_name
+    payload: dict[str, Any] = {
+        "status": "crashed",
+        "source": source,
+        "source_line": one_line(source, 80),
+        "reason": clip_text(reason),
+        "reason_line": one_line(reason, 120),
+        "total": total,
+        "completed_count": len(completed),
+        "not_completed_count": len(not_completed),
+        "not_completed_skus": not_completed[:_MAX_LISTED_FAILURES],
+        "in_flight": list(in_flight)[:_MAX_LISTED_FAILURES],
+        "not_started_skus": list(not_started)[:_MAX_LISTED_FAILURES],
+        "note": note,
+        "flow_run_id": run_id,
+    }
+    resource = {
+        "prefect.resource.id": f"webtask.batch.{run_id}",
+        "prefect.resource.name": one_line(f"batch {flow_run_name or run_id} ({source})", 200) or "batch",
+        "webtask.status": "crashed",
+    }
+    return emit_event(event=BATCH_EVENT_NAMES["crashed"], resource=resource, related=[flow_run], payload=payload)

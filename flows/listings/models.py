@@ -44,6 +44,8 @@ class ListingResult(BaseModel):
     model_calls: int = 0  # steps the model decided
     replayed_steps: int = 0  # steps a replay script decided: model calls saved
     replay: str = "none"  # replayed, repaired, recorded, handed_over, none (see webtask_core.task_run)
+    cost_usd: float | None = None  # what its model calls cost (None: unknown, or no price for the model)
+    saved_by_replay_usd: float | None = None  # its replayed steps priced as model calls (an estimate)
     finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property

@@ -187,7 +187,7 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
         sku=job.sku, status=outcome.status.value, feedback=outcome.feedback, steps=outcome.steps,
         tokens=outcome.tokens, usage=outcome.usage, flow_run_id=outcome.flow_run_id or run_id,
         content_hash=job.content_hash, model_calls=outcome.model_calls, replayed_steps=outcome.replayed_steps,
-        replay=outcome.replay,
+        replay=outcome.replay, cost_usd=outcome.cost_usd, saved_by_replay_usd=outcome.saved_by_replay_usd,
     )
     if result.status != "completed":
         return result

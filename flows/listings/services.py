@@ -4,10 +4,18 @@ It runs the scripted offline model (:class:`~webtask_core.testing.FakeAnthropicS
 :class:`~webtask_core.testing.MarketplaceListingPolicy`) and the demo marketplace on 127.0.0.1,
 writes a manifest of demo listings with their photos, prints the environment a worker and
 ``prefect deploy`` need, and serves until Ctrl+C (or SIGTERM).
+
+For a trial of the alerts and repairs, chosen listings can go wrong (``--abort-sku``: the model gives
+up, ``webtask.task.aborted``; ``--fail-sku``: the model API rejects the listing's requests, the run
+fails, ``webtask.task.failed``) and the site can show its redesign (``--layout``). Both can change
+while the services run: the faults live in ``<workdir>/faults.json`` (read again on every model
+call), the layout is ``POST <site>/_layout``. ``GET <site>/api/listings`` counts what is published.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import shlex
 import shutil
 import signal
@@ -15,14 +23,19 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from webtask_core.errors import ConfigError
 
-__all__ = ["ServicesOptions", "Services", "running_services", "run_services", "OFFLINE_API_KEY"]
+__all__ = ["ServicesOptions", "Services", "TrialPolicy", "running_services", "run_services", "OFFLINE_API_KEY",
+           "FAULTS_FILE"]
+
+logger = logging.getLogger(__name__)
 
 OFFLINE_API_KEY = "offline-services"  # the fake server accepts any key; the SDK insists on one
+FAULTS_FILE = "faults.json"
 
 
 @dataclass
@@ -31,6 +44,9 @@ class ServicesOptions:
     workdir: Path | None = None  # default: a temporary folder, removed when the services stop
     model_port: int = 0  # 0: a free port
     site_port: int = 0
+    abort_skus: list[str] = field(default_factory=list)  # the model gives these listings up
+    fail_skus: list[str] = field(default_factory=list)  # the model API rejects these listings' requests
+    layout: str = ""  # the site's layout: "" (original), "all", or changes ("renamed_field,extra_step")
 
 
 @dataclass
@@ -38,6 +54,14 @@ class Services:
     model_url: str
     site_url: str  # the listings page: where every task starts
     workdir: Path
+
+    @property
+    def faults_file(self) -> Path:
+        return self.workdir / FAULTS_FILE
+
+    @property
+    def site_root(self) -> str:
+        return self.site_url.rsplit("/listings", 1)[0]
 
     def environment(self) -> dict[str, str]:
         """What a worker (model, site, ledger, sessions) and ``prefect deploy`` (the nightly parameters) read."""
@@ -52,6 +76,7 @@ class Services:
             # A fresh marketplace has none of the listings a ledger from an earlier run remembers.
             "WEBTASK_LEDGER": str(self.workdir / "ledger"),
             "WEBTASK_SESSION_STORE": str(self.workdir / "sessions"),
+            "WEBTASK_TRACE_STORE": str(self.workdir / "traces"),  # the Playwright traces of runs that went wrong
         }
 
     def instructions(self) -> list[str]:
@@ -63,26 +88,93 @@ class Services:
         return [*exports, f'python -c "from prefect.blocks.system import Secret; {secret}"']
 
 
+class TrialPolicy:
+    """The scripted model, with the faults of ``faults_file`` (``{"abort": [SKU...], "fail": [SKU...]}``,
+    read again whenever it changed): an aborted SKU's listing is given up at once; a failing SKU's
+    requests are answered with an API error (the policy raises: the fake server answers 400), so its
+    run fails. A file that cannot be read keeps the last faults that could."""
+
+    def __init__(self, faults_file: Path):
+        from webtask_core.testing import MarketplaceListingPolicy
+
+        self.faults_file = faults_file
+        self.lister = MarketplaceListingPolicy()
+        self.fail: set[str] = set()
+        self._stamp: float | None = None
+        self._lock = threading.Lock()
+
+    def _reload(self) -> None:
+        try:
+            stamp = self.faults_file.stat().st_mtime
+        except FileNotFoundError:
+            stamp = None
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        faults = read_faults(self.faults_file) if stamp is not None else {"abort": [], "fail": []}
+        self.lister.abort_on_sku = {sku.strip().casefold() for sku in faults["abort"]}
+        self.fail = {sku.strip().casefold() for sku in faults["fail"]}
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        from webtask_core.testing.request_view import task_json
+
+        with self._lock:  # the server answers in threads
+            try:
+                self._reload()
+            except ConfigError as error:
+                logger.warning("Keeping the faults read before: %s", error)
+        try:
+            sku = str(task_json(request).get("sku") or "")
+        except (ValueError, AttributeError):
+            sku = ""
+        if sku and sku.strip().casefold() in self.fail:
+            raise RuntimeError(f"the listing of SKU {sku} is set to fail ({self.faults_file})")
+        return self.lister(request)
+
+
+def read_faults(path: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ConfigError(str(path), f"cannot be read as JSON: {error}") from None
+    if not isinstance(data, dict) or not all(
+            isinstance(data.get(key, []), list) and all(isinstance(sku, str) for sku in data.get(key, []))
+            for key in ("abort", "fail")):
+        raise ConfigError(str(path), 'must look like {"abort": ["SKU-1"], "fail": ["SKU-2"]}')
+    return {"abort": list(data.get("abort", [])), "fail": list(data.get("fail", []))}
+
+
+def write_faults(path: Path, *, abort: list[str], fail: list[str]) -> None:
+    path.write_text(json.dumps({"abort": abort, "fail": fail}, indent=2) + "\n")
+
+
 @contextmanager
 def running_services(options: ServicesOptions) -> Iterator[Services]:
     """Both services and the manifest, stopped and (unless ``workdir`` was given) removed after."""
-    from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
-    from webtask_core.testing.marketplace import Marketplace
+    from webtask_core.testing import FakeAnthropicServer
+    from webtask_core.testing.marketplace import Layout, Marketplace
     from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
 
+    try:
+        layout = Layout.parse(options.layout)
+    except ValueError as error:
+        raise ConfigError("layout", str(error)) from None
     owned = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if options.workdir is None else Path(options.workdir)
     try:
         with ExitStack() as stack:
+            workdir.mkdir(parents=True, exist_ok=True)
+            write_faults(workdir / FAULTS_FILE, abort=options.abort_skus, fail=options.fail_skus)
             try:
-                model = stack.enter_context(FakeAnthropicServer(MarketplaceListingPolicy(), port=options.model_port))
+                model = stack.enter_context(FakeAnthropicServer(TrialPolicy(workdir / FAULTS_FILE),
+                                                                port=options.model_port))
             except OSError as error:  # the port is taken
                 raise ConfigError("model_port", f"cannot listen on 127.0.0.1:{options.model_port}: {error}") from None
             try:
-                shop = stack.enter_context(Marketplace(users={DEMO_USER: DEMO_PASSWORD}, port=options.site_port))
+                shop = stack.enter_context(Marketplace(users={DEMO_USER: DEMO_PASSWORD}, port=options.site_port,
+                                                       layout=layout))
             except RuntimeError as error:
                 raise ConfigError("site_port", str(error)) from None
-            workdir.mkdir(parents=True, exist_ok=True)
             write_demo_manifest(workdir, options.listings)
             yield Services(model_url=model.base_url, site_url=shop.url("/listings"), workdir=workdir)
     finally:
@@ -101,6 +193,10 @@ def run_services(options: ServicesOptions, say: Callable[[str], None], note: Cal
             note(f"Offline model: {services.model_url} (scripted: lists the demo products)")
             note(f"Demo marketplace: {services.site_url} (log in as {DEMO_USER} / {DEMO_PASSWORD})")
             note(f"Manifest: {services.workdir / 'manifest.jsonl'} ({options.listings} listings)")
+            note(f"Faults: {services.faults_file} (abort: {', '.join(options.abort_skus) or 'none'}; fail: "
+                 f"{', '.join(options.fail_skus) or 'none'}; edit it while serving); layout: "
+                 f"{options.layout or 'original'} (switch: POST {services.site_root}/_layout); "
+                 f"published: GET {services.site_root}/api/listings")
             note("Where the worker and `prefect deploy` run:")
             for line in services.instructions():
                 say(line)

@@ -28,9 +28,14 @@ os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", 
 
 
 @pytest.fixture(scope="session", autouse=True)
-def prefect_harness() -> Iterator[None]:
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     from prefect.testing.utilities import prefect_test_harness
 
+    # Tracing costs every step CPU (benchmarks/step_overhead.py: about half again): the suite's many
+    # runs go without, and the trace tests (test_run_trace.py) switch it on. A trace that is kept stays
+    # in the session's temp folder, never in ~/.webtask.
+    os.environ.setdefault("WEBTASK_TRACE", "off")
+    os.environ.setdefault("WEBTASK_TRACE_STORE", str(tmp_path_factory.mktemp("traces")))
     with prefect_test_harness(server_startup_timeout=60):
         yield
 

@@ -222,10 +222,11 @@ class WebhookReceiver:
 class FlowEnv:
     def __init__(self, root: Path, temp: Path):
         self.sessions = root / "sessions"
+        self.traces = root / "traces"
         self.temp = temp
 
     def resource_folders(self) -> list[Path]:
-        return sorted(self.temp.glob("webtask-resources-*"))
+        return sorted(self.temp.glob("webtask-resources-*")) + sorted(self.temp.glob("webtask-trace-*"))
 
 
 @pytest.fixture
@@ -240,6 +241,7 @@ async def flow_env(monkeypatch: Any, tmp_path: Path) -> AsyncIterator[FlowEnv]:
     env = FlowEnv(tmp_path, Path(tempfile.mkdtemp(prefix="wtf-", dir="/tmp")))
     monkeypatch.setenv("WEBTASK_SESSION_STORE", str(env.sessions))
     monkeypatch.setenv("WEBTASK_STEP_RETRY_DELAY_S", "0.05")
+    monkeypatch.setenv("WEBTASK_TRACE_STORE", str(tmp_path / "traces"))  # kept traces stay in the test's folder
     monkeypatch.setattr(tempfile, "tempdir", str(env.temp))
     global _browsers_before_the_test
     _browsers_before_the_test = frozenset(chromium_processes(main_only=True))
@@ -247,7 +249,7 @@ async def flow_env(monkeypatch: Any, tmp_path: Path) -> AsyncIterator[FlowEnv]:
         yield env
         left = await wait_for_no_chromium()
         assert left == [], f"a Chromium process was left running:\n{describe_processes(left)}"
-        assert env.resource_folders() == [], "a resource folder was left behind"
+        assert env.resource_folders() == [], "a resource (or trace) folder was left behind"
     finally:
         _browsers_before_the_test = frozenset()
         shutil.rmtree(env.temp)

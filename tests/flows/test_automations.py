@@ -97,7 +97,8 @@ def test_every_shipped_automation_is_valid():
     names = {definition["name"] for definition in definitions}
     assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
                      "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs",
-                     "webtask-script-repaired", "webtask-script-handover", "webtask-waiting"}
+                     "webtask-script-repaired", "webtask-script-handover", "webtask-waiting",
+                     "webtask-batch-crashed", "webtask-crashed"}
     for definition in definitions:
         for action in definition["actions"]:
             action.pop("block", None)
@@ -109,7 +110,7 @@ def test_every_shipped_automation_is_valid():
 async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webhook):
     from webtask_core.human import HumanRequest
     from webtask_flows.human import emit_waiting_event
-    from webtask_flows.listings.events import emit_batch_event
+    from webtask_flows.listings.events import emit_batch_crashed, emit_batch_event
     from webtask_flows.listings.models import ListingResult
 
     await create_webhook_block("webtask-test-alerts-2", webhook.url)
@@ -135,6 +136,12 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
                            task="Create a listing ...", labels={**labels, "sku": "NIGHT-011"}, timeout_s=3600)
         emit_script_event("recorded", key="listing-task.shop.v1", revision=1, steps=8, task="Create a listing ...",
                           handovers=[], labels=labels)  # no alert for a first recording
+        # A run of its own crashed (a name on two lines: the subject stays on one); a batch's listing
+        # that crashed is left to the batch's alert.
+        emit_task_event("crashed", task="Refresh the prices", reason="No heartbeat for 90 s",
+                        labels={"name": "price\nrefresh"})
+        emit_task_event("crashed", task="Create a listing ...", reason="its batch crashed",
+                        labels={**labels, "sku": "NIGHT-014"})
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="aborted", task="Create a listing ...",
                             handovers=[{"step": 9, "kind": "site", "reason": "no element like button \"publish\""}],
                             labels={**labels, "sku": "NIGHT-013"})
@@ -149,6 +156,13 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
                          source="s3://listings/nightly/manifest.jsonl", message="1 of 2 listing(s) failed: NIGHT-007")
         emit_batch_event([ListingResult(sku="NIGHT-001", status="completed")],
                          source="s3://listings/other/manifest.jsonl", message="1/1 done: 1 completed")
+        # The batch itself failed with an error of several lines.
+        emit_batch_event([], source="s3://listings/bad/manifest.jsonl", message="",
+                         reason="ValidationError: 1 validation error for batch\nmax_concurrency\n  must be positive")
+        emit_batch_crashed(flow_run_id="0b1c", flow_run_name="nightly-owl", source="s3://listings/nightly/manifest.jsonl",
+                           reason="Flow run infrastructure exited with non-zero status code -9.", total=3,
+                           completed=["NIGHT-001"], in_flight=[{"sku": "NIGHT-002", "flow_run_id": "5e", "state": "Running"}],
+                           not_started=["NIGHT-003"])
 
     await tasks_flow()
     await batch_flow()
@@ -165,10 +179,21 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         "webtask batch failed: 1 of 2 listing(s) (s3://listings/nightly/manifest.jsonl)":
             "- NIGHT-007: max_steps — out of steps",
         "webtask batch completed: 1 listing(s) (s3://listings/other/manifest.jsonl)": "1/1 done: 1 completed",
+        "webtask batch failed: ValidationError: 1 validation error for batch max_concurrency must be positive "
+        "(s3://listings/bad/manifest.jsonl)": "max_concurrency\n  must be positive",
+        "webtask batch crashed: 2 of 3 listing(s) not completed (s3://listings/nightly/manifest.jsonl)":
+            "Not completed: NIGHT-002, NIGHT-003\n- NIGHT-002: was running (its run 5e is Running)\n"
+            "Not started: NIGHT-003",
+        "webtask crashed: price refresh": "Reason: No heartbeat for 90 s",
     }
     for subject, line in expected.items():
-        (post,) = await webhook.wait_for(lambda p, subject=subject: p["subject"] == subject)
+        found = await webhook.wait_for(lambda p, subject=subject: p["subject"] == subject)
+        assert len(found) == 1, (subject, [p["subject"] for p in webhook.posts])
+        (post,) = found
         assert line in post["body"], post["body"]
-    assert not [p for p in webhook.posts if "recorded" in p["subject"] or "NIGHT-012" in p["subject"]]
+    assert not [p for p in webhook.posts if "recorded" in p["subject"] or "NIGHT-012" in p["subject"]
+                or "NIGHT-014" in p["subject"]]
+    assert "prefect flow-run retry 0b1c" in next(p for p in webhook.posts if "crashed: 2 of 3" in p["subject"])["body"]
+    assert all("\n" not in post["subject"] for post in webhook.posts)  # one line, whatever the event held
     sku_post = next(p for p in webhook.posts if "NIGHT-007 (batch" in p["subject"])
     assert "SKU: NIGHT-007" in sku_post["body"] and "Batch: nightly-owl (0b1c)" in sku_post["body"]

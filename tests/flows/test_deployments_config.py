@@ -31,7 +31,8 @@ def deployments(file: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("file, expected", [
-    ("prefect.yaml", {"default": "run-webtask", "nightly": "batch-listing-upload"}),
+    ("prefect.yaml", {"default": "run-webtask", "nightly": "batch-listing-upload",
+                      "crash-report": "report-webtask-crash"}),
     ("deployments/etl-chaining.prefect.yaml", {"example": "listings-etl", "after-etl": "batch-listing-upload"}),
 ])
 def test_every_deployment_loads_its_flow_and_its_parameters_fit(file: str, expected: dict[str, str]):
@@ -43,10 +44,12 @@ def test_every_deployment_loads_its_flow_and_its_parameters_fit(file: str, expec
     for deployment in found.values():
         flow = load_flow_from_entrypoint(deployment["entrypoint"])
         schema = parameter_schema(flow.fn)
+        # What a run gets: the deployment's parameters, those its trigger passes, a task for run-webtask.
+        given = {**deployment.get("parameters", {}),
+                 **{name: "x" for trigger in deployment.get("triggers") or [] for name in trigger.get("parameters", {})}}
         assert set(deployment.get("parameters", {})) <= set(schema.properties)
-        assert set(schema.required or []) <= set(deployment.get("parameters", {})) | {"task"}
-        flow.validate_parameters(deployment.get("parameters", {}) | (
-            {"task": "t"} if flow.name == "run-webtask" else {}))
+        assert set(schema.required or []) <= set(given) | {"task"}
+        flow.validate_parameters(given | ({"task": "t"} if flow.name == "run-webtask" else {}))
         assert deployment["work_pool"]["name"] == "webtask-pool"
         assert "{{" not in json.dumps(deployment.get("parameters", {}))
 
@@ -61,6 +64,18 @@ def test_the_nightly_schedule_and_the_etl_trigger():
     assert parsed.expect == {"prefect.flow-run.Completed"}
     assert parsed.match_related.model_dump() == {"prefect.resource.role": "flow",
                                                  "prefect.resource.name": "listings-etl"}
+
+
+def test_a_crashed_batch_or_task_runs_the_crash_report():
+    from prefect.events import DeploymentEventTrigger
+
+    (trigger,) = deployments("prefect.yaml")["crash-report"]["triggers"]
+    parsed = DeploymentEventTrigger.model_validate(trigger)
+    assert parsed.expect == {"prefect.flow-run.Crashed"}
+    assert parsed.match_related.model_dump() == {"prefect.resource.role": "flow",
+                                                 "prefect.resource.name": ["batch-listing-upload", "run-webtask"]}
+    # The triggering run's id, rendered by the server from the event (prefect deploy keeps it as is).
+    assert parsed.parameters == {"flow_run_id": "{{ event.resource.id }}"}
 
 
 async def test_the_server_accepts_both_base_job_templates():

@@ -223,6 +223,20 @@ async def wait_for_attempt(client: Any, flow_run_id: Any, attempt: int, timeout_
                                    f"attempt {attempt} finished", timeout_s)
 
 
+async def deploy_nightly(processes: Processes, model_url: str, site_url: str, manifest: Path) -> None:
+    """The server up, the pool, the password's Secret block and `prefect deploy --all`, the nightly
+    batch reading ``manifest`` from ``site_url`` with the model at ``model_url``."""
+    processes.env.update({
+        "ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "test-key",
+        "WEBTASK_SITE_URL": site_url, "WEBTASK_SITE_USER": "demo", "WEBTASK_NIGHTLY_MANIFEST": str(manifest),
+    })
+    await wait_healthy(processes.env["PREFECT_API_URL"])
+    processes.run(PREFECT, "work-pool", "create", "webtask-pool", "--type", "process")
+    processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
+                  f"Secret(value={SHOP_PASSWORD!r}).save('shop-password', overwrite=True)")
+    processes.run(PREFECT, "--no-prompt", "deploy", "--all")
+
+
 @pytest.mark.server
 @pytest.mark.slow
 @pytest.mark.timeout(300)
@@ -240,16 +254,7 @@ async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop,
     policy = MarketplaceListingPolicy(abort_on_sku=["NIGHT-3"])
     api_url = processes.env["PREFECT_API_URL"]
     async with fake_model_env(policy, monkeypatch) as server:
-        processes.env.update({
-            "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key",
-            "WEBTASK_SITE_URL": shop.url("/listings"), "WEBTASK_SITE_USER": "demo",
-            "WEBTASK_NIGHTLY_MANIFEST": str(manifest),
-        })
-        await wait_healthy(api_url)
-        processes.run(PREFECT, "work-pool", "create", "webtask-pool", "--type", "process")
-        processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
-                      f"Secret(value={SHOP_PASSWORD!r}).save('shop-password', overwrite=True)")
-        processes.run(PREFECT, "--no-prompt", "deploy", "--all")
+        await deploy_nightly(processes, server.base_url, shop.url("/listings"), manifest)
         processes.start("worker", PREFECT, "worker", "start", "--pool", "webtask-pool", "--name", "worker")
 
         async with PrefectClient(api_url) as client:

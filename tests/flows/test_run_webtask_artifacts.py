@@ -42,8 +42,8 @@ def test_step_markdown_shows_everything_and_no_secret():
     assert SECRET not in text
     assert text.startswith("### Step 3 — Log in | Shop")
     assert "> Typing the password." in text and "{{secret:shop_password}}" in text
-    assert '1. ✅ **fill** `{"element_id": "input-1", "text": "{{secret:shop_password}}"}`' in text
-    assert "2. ❌ **click**" in text and "button-9 is not on the page" in text
+    assert '1. ok **fill** `{"element_id": "input-1", "text": "{{secret:shop_password}}"}`' in text
+    assert "2. FAILED **click**" in text and "button-9 is not on the page" in text
     assert "**Warnings**: the same click failed twice" in text
     assert "input 1200 · output 80 · cache read 1000" in text and "attempts 2" in text
     assert text.rstrip().endswith("(data:image/jpeg;base64," + "QUJD" * 40 + ")")

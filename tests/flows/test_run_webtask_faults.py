@@ -55,8 +55,9 @@ async def test_overloaded_model_beyond_sdk_retries_retries_the_step_task(flow_en
     assert [t.attempts for t in result.step_timings] == [1, 2, 1]
 
     runs = await read_task_runs(state.state_details.flow_run_id, expected=3)
-    assert [(run.name, run.run_count, run.state.name) for run in runs] == [
+    assert [(run.name.split(" · ")[0], run.run_count, run.state.name) for run in runs] == [
         ("step 1", 1, "Completed"), ("step 2", 2, "Completed"), ("step 3", 1, "Completed")]
+    assert runs[1].name == "step 2 · navigate " + shop.url("/help")  # named after the retry that worked
 
 
 async def test_browser_killed_mid_run_is_relaunched_still_logged_in(flow_env, shop, shop_secret, monkeypatch):
@@ -85,7 +86,7 @@ async def test_browser_killed_mid_run_is_relaunched_still_logged_in(flow_env, sh
     assert "Signed in as" in latest_page(requests[2])  # with the cookies of before the crash
     assert latest_url(requests[3]) == shop.url("/listings/new")
     runs = await read_task_runs(state.state_details.flow_run_id, expected=3)
-    assert [(run.name, run.run_count) for run in runs] == [("step 1", 1), ("step 2", 2), ("step 3", 1)]
+    assert [(run.name.split(" · ")[0], run.run_count) for run in runs] == [("step 1", 1), ("step 2", 2), ("step 3", 1)]
 
 
 async def test_permanent_model_error_fails_the_run_without_retrying(flow_env, shop, monkeypatch):

@@ -63,10 +63,14 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
     assert all(t.attempts == 1 and t.task_ms >= t.step_ms > 0 for t in result.step_timings)
     assert result.step_retries == 0 and result.browser_relaunches == 0
 
-    # Steps are task runs named "step N"; every step and the summary are artifacts readable back.
+    # Steps are task runs; every step and the summary are artifacts readable back.
     flow_run_id = state.state_details.flow_run_id
     task_runs = await read_task_runs(flow_run_id, expected=result.steps)
-    assert sorted(run.name for run in task_runs) == sorted(f"step {n}" for n in range(1, result.steps + 1))
+    # Each task run is named after what its step did, what the page called the element included.
+    names = sorted(run.name for run in task_runs)
+    assert [name.split(" · ")[0] for name in names] == [f"step {n}" for n in range(1, result.steps + 1)]
+    assert names[0] == 'step 1 · fill "Username" +2' and 'step 3 · click "New listing"' in names
+    assert [timing.name for timing in result.step_timings] == names
     assert all(run.state.is_completed() and run.run_count == 1 for run in task_runs)
 
     artifacts = await read_artifacts(flow_run_id)
@@ -88,6 +92,11 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
 
     rows = json.loads(tables[0].data)
     assert [row["step"] for row in rows] == list(range(1, result.steps + 1))
+    assert [row["name"] for row in rows] == names
+    # The model's price (the default model's family in the package's table) in every step and the total.
+    assert result.cost_usd is not None and result.cost_usd > 0 and result.model
+    assert all(row["cost_usd"] > 0 for row in rows)
+    assert "| Cost | $" in summary.data and "**Cost**: $" in upload_step
     assert "completed" in summary.data and listing.url in summary.data and "Steps | " in summary.data
 
     everything = json.dumps([a.data for a in artifacts]) + state.message + result.model_dump_json()

@@ -260,6 +260,16 @@ async def fill(target: Target, text: str, timeout_s: float) -> str:
     return f"filled {target.element_id} with {_shown_text(target, text)}"
 
 
+# A secret typed into a field that is not a password field is drawn as dots, as a password is, so no
+# picture of the page shows it: the Playwright trace's film strip is recorded frame by frame while the
+# page runs and cannot be masked afterwards (the model's screenshots are masked when taken).
+CONCEAL = "e => { if (e && e.style && e.type !== 'password') e.style.setProperty('-webkit-text-security', 'disc', 'important'); }"
+
+
+async def conceal(target: Target, timeout_s: float) -> None:
+    await target.locator.evaluate(CONCEAL, timeout=_ms(timeout_s))
+
+
 async def type_into(target: Target, text: str, timeout_s: float) -> str:
     _require_editable(target)
     target.require_visible()

@@ -19,12 +19,15 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webtask_core.browser.launch import Browser
 from webtask_core.browser.models import BrowserConfig
 from webtask_core.browser.tab import BrowserTab
 from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, TransientError
+
+if TYPE_CHECKING:
+    from webtask_core.browser.tracing import TraceRecorder
 
 __all__ = ["BrowserRuntime", "SharedBrowser", "active_shared_browser"]
 
@@ -131,6 +134,7 @@ class BrowserRuntime:
 
     Give at most one of ``browser`` (a caller's Browser), ``tab`` (a caller's BrowserTab) and
     ``shared``; with none, the active SharedBrowser of this event loop, else a Chromium of its own.
+    ``tracer``: a Playwright trace of every tab it opens, saved when the tab is closed.
     """
 
     def __init__(
@@ -143,12 +147,14 @@ class BrowserRuntime:
         storage_state: dict[str, Any] | None = None,
         allowed_domains: Sequence[str] | None = None,
         block_requests: bool = False,
+        tracer: TraceRecorder | None = None,
     ):
         if sum(given is not None for given in (browser, tab, shared)) > 1:
             raise ConfigError("browser", "give at most one of a Browser, a BrowserTab and a SharedBrowser")
         self.config = config or BrowserConfig()
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.block_requests = block_requests
+        self.tracer = tracer
         self.storage_state_snapshot: dict[str, Any] | None = storage_state
         self.url_snapshot: str = ""
         self.relaunches = 0
@@ -269,6 +275,11 @@ class BrowserRuntime:
     # ---- helpers ----
 
     async def _start_tab(self) -> None:
+        await self._open_tab()
+        if self.tracer is not None and self._tab is not None:
+            await self.tracer.start(self._tab)
+
+    async def _open_tab(self) -> None:
         if self._callers_tab is not None:
             self._tab = self._callers_tab
             return
@@ -294,6 +305,8 @@ class BrowserRuntime:
 
     async def _close_tab(self) -> None:
         tab, self._tab = self._tab, None
+        if tab is not None and self.tracer is not None:
+            await self.tracer.stop(tab)  # before the context closes: its trace goes with it
         if tab is not None and tab is not self._callers_tab:
             await tab.close()  # safe after a crash
 

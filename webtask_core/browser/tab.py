@@ -37,6 +37,11 @@ _FOCUSED_IS_PASSWORD = (
     " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
     " return !!a && a.type === 'password'; }"
 )
+_CONCEAL_FOCUSED = (
+    "() => { let a = document.activeElement;"
+    " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+    f" ({actions.CONCEAL})(a); }}"
+)
 _GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
@@ -321,22 +326,34 @@ class BrowserTab:
     async def hover(self, element_id: str) -> str:
         return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s))
 
-    async def fill(self, element_id: str, text: str) -> str:
+    async def fill(self, element_id: str, text: str, *, conceal: bool = False) -> str:
+        """``conceal``: ``text`` holds a secret; the field draws it as dots (``actions.CONCEAL``)."""
         timeout = self._config.action_timeout_s
 
         async def perform(target: Target) -> str:
             if slider.is_slider(target):
                 return await slider.set_slider(target, text, timeout)
+            if conceal:
+                await actions.conceal(target, timeout)
             return await actions.fill(target, text, timeout)
 
         return await self._on_element("fill", element_id, perform, quick=True)
 
-    async def type(self, text: str, element_id: str | None = None) -> str:
+    async def type(self, text: str, element_id: str | None = None, *, conceal: bool = False) -> str:
+        """``conceal``: ``text`` holds a secret; the field draws it as dots (``actions.CONCEAL``)."""
         if element_id is not None:
             timeout = self._config.action_timeout_s + len(text) * 0.05
-            return await self._on_element("type into", element_id, lambda t: actions.type_into(t, text, timeout))
+
+            async def perform(target: Target) -> str:
+                if conceal:
+                    await actions.conceal(target, timeout)
+                return await actions.type_into(target, text, timeout)
+
+            return await self._on_element("type into", element_id, perform)
 
         async def operation(page: Page) -> str:
+            if conceal:
+                await (await focused_frame(page)).evaluate(_CONCEAL_FOCUSED)
             secret = await page.evaluate(_FOCUSED_IS_PASSWORD)
             await page.keyboard.type(text)
             shown = f"a password ({len(text)} characters)" if secret else quote_for_model(text)

@@ -72,7 +72,7 @@ class FillTool(Tool):
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         text = await ctx.reveal(params.text, params.element_id)
-        return ctx.mask(await ctx.tab.fill(params.element_id, text))
+        return ctx.mask(await ctx.tab.fill(params.element_id, text, conceal=text != params.text))
 
 
 class TypeTool(Tool):
@@ -88,7 +88,7 @@ class TypeTool(Tool):
 
     async def run(self, params: Params, ctx: ToolContext) -> str:
         text = await ctx.reveal(params.text, params.element_id)
-        message = await ctx.tab.type(text, element_id=params.element_id)
+        message = await ctx.tab.type(text, element_id=params.element_id, conceal=text != params.text)
         return ctx.mask(message)
 
 

@@ -102,6 +102,11 @@ def test_switching_layout_keeps_listings_drafts_and_sessions() -> None:
         assert '<label for="title">Title</label>' in client.get("/listings/new").text
         assert [(r.sku, r.shipping) for r in shop.listings()] == [  # in publishing order
             ("S-1", None), ("S-2", "Prepaid label (we email it)"), ("S-3", "Local pickup")]
+        # What a script counts without scraping (no login, every user's, ?sku= as the search).
+        published = httpx.get(shop.url("/api/listings")).json()
+        assert published["count"] == 3 and [item["sku"] for item in published["listings"]] == ["S-1", "S-2", "S-3"]
+        assert published["listings"][0]["url"] == shop.listings()[0].url and published["listings"][0]["photos"] == 1
+        assert httpx.get(shop.url("/api/listings"), params={"sku": " s-2 "}).json()["count"] == 1
         with pytest.raises(TypeError, match="Layout.parse"):
             shop.set_layout("all")  # type: ignore[arg-type]
 

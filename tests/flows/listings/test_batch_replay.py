@@ -4,6 +4,7 @@ asked only from the changed step on and the repaired script carries the rest of 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flow_helpers import (
@@ -11,6 +12,7 @@ from flow_helpers import (
     flow_env,  # noqa: F401 (fixture)
     read_artifacts,
     read_events_for,
+    read_task_runs,
     shop,  # noqa: F401 (fixture)
     shop_secret,  # noqa: F401 (fixture)
 )
@@ -60,9 +62,27 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         assert f"{saved} saved by replay" in summary.description
         listing_runs = {result.sku: result.flow_run_id for result in results}
         for sku, replayed in (("REPLAY-1", False), ("REPLAY-2", True)):
-            steps = [a for a in await read_artifacts(listing_runs[sku]) if a.type == "markdown"
-                     and (a.description or "").startswith("Step ")]
+            artifacts = await read_artifacts(listing_runs[sku])
+            steps = [a for a in artifacts if a.type == "markdown" and (a.description or "").startswith("Step ")]
             assert steps and all(("Decided by: **replayed**" in a.data) is replayed for a in steps)
+            # What replay checked, for each replayed step; the last page of a replayed run as a picture.
+            assert all(("**Replay checked**: the page matched the recorded one" in a.data) is replayed for a in steps)
+            pictures = [a for a in artifacts if a.type == "image"]
+            assert [a.description.startswith("The last page of the replayed run") for a in pictures] == (
+                [True] if replayed else [])
+            # The listing run's own artifacts are its own: none hangs on a task run of another run (the
+            # batch's "listing SKU" task), which the UI's Artifacts tab shows as "None".
+            own_task_runs = {run.id for run in await read_task_runs(listing_runs[sku], expected=len(steps))}
+            assert {a.task_run_id for a in artifacts} <= own_task_runs | {None}
+            assert {a.task_run_id for a in steps} == own_task_runs
+        # Money: the recording listing's model calls; what the replayed ones saved, priced as the
+        # recording's mean model call (remembered beside the script).
+        assert results[0].cost_usd > 0 and results[0].saved_by_replay_usd is None
+        assert all(r.cost_usd == 0 and r.saved_by_replay_usd > 0 for r in results[1:])
+        assert "Cost: $" in summary.description and "saved by replay: ~$" in summary.description
+        rows = json.loads(summary.data)
+        assert list(rows[0])[:8] == ["reason", "sku", "status", "model calls", "replay", "cost", "saved by replay",
+                                     "listing_url"]
         recorded = await read_events_for(f"webtask.script.{key}")
         assert [event.event for event in recorded] == ["webtask.script.recorded"]
         assert recorded[0].payload["sku"] == "REPLAY-1"
@@ -86,6 +106,14 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         events = await read_events_for(f"webtask.script.{key}", expected=3)
         repaired = [event for event in events if event.event == "webtask.script.repaired"]
         assert repaired and repaired[0].payload["handovers"] and repaired[0].payload["revision"] == 2
+        # The page where replay handed over is shown, and its step says why.
+        artifacts = await read_artifacts(results[0].flow_run_id)
+        (picture,) = [a for a in artifacts if a.type == "image" and a.description.startswith("Where replay handed")]
+        assert picture.data.startswith('"data:image/jpeg;base64,') or picture.data.startswith("data:image/jpeg")
+        assert any("**Replay handed over to the model**: step" in a.data for a in artifacts if a.type == "markdown")
+        # Its task completed events carry what it cost.
+        completed = await read_events_for(f"webtask.task.{results[0].flow_run_id}")
+        assert completed[0].payload["cost_usd"] > 0 and completed[0].payload["model"]
         (handover,) = [event for event in events if event.event == "webtask.script.handover"]
         assert (handover.payload["outcome"], handover.payload["kind"], handover.payload["sku"]) == (
             "completed", "site", "CHANGED-1")

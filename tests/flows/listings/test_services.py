@@ -40,7 +40,8 @@ def test_services_serve_the_model_and_the_site_until_ctrl_c(tmp_path: Path):
     try:
         exports = read_exports(process)
         assert set(exports) == {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "WEBTASK_SITE_URL", "WEBTASK_SITE_USER",
-                                "WEBTASK_NIGHTLY_MANIFEST", "WEBTASK_LEDGER", "WEBTASK_SESSION_STORE", "secret command"}
+                                "WEBTASK_NIGHTLY_MANIFEST", "WEBTASK_LEDGER", "WEBTASK_SESSION_STORE",
+                                "WEBTASK_TRACE_STORE", "secret command"}
         assert exports["secret command"] == (
             "python -c \"from prefect.blocks.system import Secret; "
             "Secret(value='demo-pass').save('shop-password', overwrite=True)\"")
@@ -79,3 +80,62 @@ def test_a_port_in_use_is_refused_naming_its_option(tmp_path: Path):
             with pytest.raises(ConfigError, match=f"{option}: .*127.0.0.1:{port}"):
                 with running_services(ServicesOptions(workdir=tmp_path / option, **{option: port})):
                     pass
+
+
+def _ask(model_url: str, sku: str) -> httpx.Response:
+    """One model call for the listing of ``sku``, as a worker's first step would make it."""
+    task = f'List it.\n```json\n{{"sku": "{sku}", "title": "t", "description": "d", "price": 1, "category": "Bags", ' \
+        '"condition": "Good", "photos": ["p"], "username": "demo", "password": "x", "site_url": "http://s"}\n```'
+    return httpx.post(f"{model_url}/v1/messages", timeout=10, headers={
+        "x-api-key": "k", "anthropic-version": "2023-06-01"}, json={
+        "model": "claude-sonnet-5-5", "max_tokens": 100,
+        "messages": [{"role": "user", "content": [  # the task, and a blank page as a fresh run's first step sees
+            {"type": "text", "text": f"<task>{task}</task>"},
+            {"type": "text", "text": '<page url="about:blank" title="" step="1">\n</page>'}]}]})
+
+
+def test_a_trial_makes_chosen_listings_abort_or_fail_and_shows_the_redesign(tmp_path: Path):
+    """What deployments/README.md's trial does: NIGHT-2 aborts, NIGHT-3 fails, the site is redesigned;
+    then, while serving, the cause is cleared and the original site is back."""
+    import json
+
+    webtask = Path(sys.executable).with_name("webtask")
+    kit = tmp_path / "kit"
+    process = subprocess.Popen([str(webtask), "services", "--listings", "3", "--workdir", str(kit),
+                                "--abort-sku", "NIGHT-2", "--fail-sku", "NIGHT-3", "--layout", "renamed_field"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        exports = read_exports(process)
+        model, site = exports["ANTHROPIC_BASE_URL"], exports["WEBTASK_SITE_URL"].rsplit("/listings", 1)[0]
+        assert httpx.get(f"{site}/_layout").json()["changes"] == ["renamed_field"]
+        assert httpx.get(f"{site}/api/listings").json() == {"count": 0, "listings": []}
+
+        aborted = _ask(model, "NIGHT-2").json()["content"]
+        assert [(block["name"], block["input"]["reason"]) for block in aborted if block["type"] == "tool_use"] == [
+            ("abort", "told to abort the listing of SKU NIGHT-2")]
+        failed = _ask(model, "NIGHT-3")
+        assert failed.status_code == 400 and "the listing of SKU NIGHT-3 is set to fail" in failed.text
+        def tools(reply: httpx.Response) -> list[str]:
+            assert reply.status_code == 200, reply.text
+            return [block["name"] for block in reply.json()["content"] if block["type"] == "tool_use"]
+
+        assert tools(_ask(model, "NIGHT-1")) == ["navigate"]  # the others are listed as usual
+
+        # The cause is fixed while the services run: the faults file, and the layout over HTTP.
+        (kit / "faults.json").write_text(json.dumps({"abort": [], "fail": []}))
+        assert tools(_ask(model, "NIGHT-3")) == tools(_ask(model, "NIGHT-2")) == ["navigate"]
+        assert httpx.post(f"{site}/_layout", json={"changes": []}).json()["layout"] == "original"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "abort: NIGHT-2; fail: NIGHT-3" in stderr
+
+
+def test_an_unknown_layout_change_is_refused(tmp_path: Path):
+    from webtask_core.errors import ConfigError
+    from webtask_flows.listings.services import ServicesOptions, running_services
+
+    with pytest.raises(ConfigError, match="layout: unknown layout change 'bigger_buttons'"):
+        with running_services(ServicesOptions(workdir=tmp_path, layout="bigger_buttons")):
+            pass

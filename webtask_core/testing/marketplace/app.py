@@ -1,5 +1,6 @@
 """The demo marketplace's web app: log-in, my listings with SKU search, new listing → confirm → publish;
-the pages follow `SiteState.layout` (layout.py), read afresh on every request."""
+the pages follow `SiteState.layout` (layout.py), read afresh on every request. For scripts:
+``GET /api/listings`` (JSON, ``?sku=`` to filter) and ``GET|POST /_layout``."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .check_pages import add_check_pages, challenge_redirect, second_factor_redi
 from .checks import Checks
 from .forms import CATEGORIES, CONDITIONS, ListingForm, UploadedPhoto, validate_listing_form
 from .layout import SHIPPING_OPTIONS, Layout
-from .store import DraftListing, ListingStore
+from .store import DraftListing, ListingRecord, ListingStore
 
 __all__ = ["RequestRecord", "SiteState", "create_app", "SESSION_COOKIE", "CONSENT_COOKIE"]
 
@@ -115,6 +116,13 @@ def _safe_next(target: str | None) -> str:
 
 def _layout_json(layout: Layout) -> dict[str, Any]:
     return {"layout": str(layout), "changes": list(layout.changes)}
+
+
+def _listing_json(listing: ListingRecord) -> dict[str, Any]:
+    return {"id": listing.id, "sku": listing.sku, "title": listing.title, "price": listing.price,
+            "category": listing.category, "condition": listing.condition, "url": listing.url,
+            "photos": len(listing.photos), "shipping": listing.shipping,
+            "created_at": listing.created_at.astimezone(UTC).isoformat()}
 
 
 def create_app(state: SiteState) -> FastAPI:
@@ -293,6 +301,13 @@ def create_app(state: SiteState) -> FastAPI:
     async def help_page(request: Request) -> Response:
         current_user(request)
         return render(request, "help.html")
+
+    @app.get("/api/listings")
+    async def api_listings(sku: str | None = None) -> Response:
+        # For scripts (an operator counting what a batch published): every user's listings as JSON,
+        # without photo bytes; ?sku= filters as the search does.
+        listings = store.listings(sku=sku.strip() if sku and sku.strip() else None)
+        return JSONResponse({"count": len(listings), "listings": [_listing_json(listing) for listing in listings]})
 
     @app.get("/_layout")
     async def show_layout() -> Response:

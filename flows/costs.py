@@ -1,0 +1,153 @@
+"""A run's cost in money: each step, the run, and what replay saved (see webtask_core.pricing).
+
+A step the model decided costs what its model call cost. A replayed step made no model call; what
+it saved is estimated as one model call of the same script: the mean call of this run when it asked
+the model, else the mean call of the last run of the script that did (remembered beside the scripts,
+in the session store's ``replay-costs/``, as tokens by kind so a price change applies to it). With
+neither (no run of the script has asked the model since this was kept), nothing is estimated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, Field, ValidationError
+
+from webtask_core.errors import ConfigError
+from webtask_core.llm.types import Usage
+from webtask_core.pricing import Cost, PriceTable, format_usd
+from webtask_core.record import Step
+from webtask_core.storage import SessionStore
+
+__all__ = ["RunPricing", "RunCost", "CallUsage", "load_call_usage", "remember_call_usage", "price_run"]
+
+logger = logging.getLogger(__name__)
+
+_COSTS_CHILD = "replay-costs"
+
+
+class CallUsage(BaseModel):
+    """The mean model call of a run: tokens by kind, and how many calls the mean is of."""
+
+    usage: Usage = Field(default_factory=Usage)  # the sum over ``calls``
+    calls: int = 0
+    saved_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    def mean(self) -> Usage:
+        if not self.calls:
+            return Usage()
+        return Usage(input_tokens=round(self.usage.input_tokens / self.calls),
+                     output_tokens=round(self.usage.output_tokens / self.calls),
+                     cache_read_tokens=round(self.usage.cache_read_tokens / self.calls),
+                     cache_write_tokens=round(self.usage.cache_write_tokens / self.calls))
+
+
+class RunCost(BaseModel):
+    """What a run cost and saved (US dollars); None where no price or estimate was to be had."""
+
+    model: str = ""
+    cost: Cost | None = None
+    saved_usd: float | None = None  # replayed steps x the estimated cost of one model call
+    saved_basis: str = ""  # what the estimate rests on, in words
+
+    @property
+    def cost_usd(self) -> float | None:
+        return round(self.cost.total_usd, 6) if self.cost is not None else None
+
+
+class RunPricing:
+    """Prices for one run's model; ``step_cost`` for the step artifacts, ``run_cost`` at the end."""
+
+    def __init__(self, model: str, table: PriceTable | None = None):
+        self.model = model
+        self.table = table if table is not None else PriceTable.from_env()
+
+    def __repr__(self) -> str:
+        return f"RunPricing({self.model!r})"
+
+    @property
+    def priced(self) -> bool:
+        return self.table.price_of(self.model) is not None
+
+    def cost(self, usage: Usage) -> Cost | None:
+        return self.table.cost(self.model, usage)
+
+    def step_cost(self, step: Step) -> Cost | None:
+        return self.cost(step.usage)
+
+    def run_cost(self, steps: Sequence[Step], usage: Usage, *, remembered: CallUsage | None = None) -> RunCost:
+        """The run's cost (all its usage, retried calls included) and what its replayed steps saved."""
+        cost = self.cost(usage)
+        replayed = sum(1 for step in steps if step.replayed)
+        asked = [step for step in steps if step.asked_model]
+        result = RunCost(model=self.model, cost=cost)
+        if not replayed or cost is None:
+            return result
+        if asked:
+            mean = _sum(step.usage for step in asked)
+            basis = CallUsage(usage=mean, calls=len(asked))
+            where = "the mean model call of this run"
+        elif remembered is not None and remembered.calls:
+            basis = remembered
+            where = (f"the mean model call of the last run of this script that asked the model "
+                     f"({remembered.saved_at:%Y-%m-%d %H:%M} UTC)")
+        else:
+            result.saved_basis = "no model call of this script is known to price a replayed step by"
+            return result
+        per_call = self.cost(basis.mean())
+        if per_call is not None:
+            result.saved_usd = round(per_call.total_usd * replayed, 6)
+            result.saved_basis = f"{replayed} model call(s) at {format_usd(per_call.total_usd)} each, {where}"
+        return result
+
+
+def _sum(usages: Iterable[Usage]) -> Usage:
+    total = Usage()
+    for usage in usages:
+        total = total + usage
+    return total
+
+
+def _document_key(script_key: str) -> str:
+    return script_key  # script keys are valid store keys already (ReplaySpec.check)
+
+
+async def load_call_usage(store: SessionStore, script_key: str) -> CallUsage | None:
+    """The remembered mean model call of ``script_key``; None when there is none or it is unreadable."""
+    raw = await asyncio.to_thread(store.child(_COSTS_CHILD).read_bytes, _document_key(script_key))
+    if raw is None:
+        return None
+    try:
+        return CallUsage.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as exc:  # an estimate only: never fail a run for it
+        logger.warning("Ignoring the unreadable replay cost record %r: %s", script_key, exc)
+        return None
+
+
+async def remember_call_usage(store: SessionStore, script_key: str, steps: Sequence[Step]) -> None:
+    """Keep this run's mean model call for ``script_key`` when it asked the model (last writer wins)."""
+    asked = [step for step in steps if step.asked_model]
+    if not asked:
+        return
+    record = CallUsage(usage=_sum(step.usage for step in asked), calls=len(asked))
+    await asyncio.to_thread(store.child(_COSTS_CHILD).write_bytes, _document_key(script_key),
+                            record.model_dump_json().encode())
+
+
+async def price_run(pricing: RunPricing, steps: Sequence[Step], usage: Usage, *, script_key: str | None,
+                    store: SessionStore | None) -> RunCost:
+    """The run's :class:`RunCost`; with a replay script (``script_key``) in ``store``, the remembered
+    model call prices replayed steps when this run asked no model, and a run that did updates it."""
+    remembered = None
+    if script_key is not None and store is not None:
+        try:
+            if any(step.replayed for step in steps) and not any(step.asked_model for step in steps):
+                remembered = await load_call_usage(store, script_key)
+            await remember_call_usage(store, script_key, steps)
+        except (OSError, ConfigError) as exc:  # an estimate only: the store being down fails nothing
+            logger.warning("The replay cost record %r could not be read or kept: %s", script_key, exc)
+    return pricing.run_cost(steps, usage, remembered=remembered)
