@@ -263,7 +263,8 @@ async def fill(target: Target, text: str, timeout_s: float) -> str:
 # A secret typed into a field that is not a password field is drawn as dots, as a password is, so no
 # picture of the page shows it: the Playwright trace's film strip is recorded frame by frame while the
 # page runs and cannot be masked afterwards (the model's screenshots are masked when taken).
-CONCEAL = "e => { if (e && e.style && e.type !== 'password') e.style.setProperty('-webkit-text-security', 'disc', 'important'); }"
+# A password field gets it too: a "show password" button turns it into a text field.
+CONCEAL = "e => { if (e && e.style) e.style.setProperty('-webkit-text-security', 'disc', 'important'); }"
 
 
 async def conceal(target: Target, timeout_s: float) -> None:

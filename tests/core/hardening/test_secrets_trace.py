@@ -84,6 +84,8 @@ async def test_a_secret_typed_into_plain_fields_is_drawn_as_dots_and_the_film_st
             assert await page.locator(f"#{field}").input_value() == SECRET  # really typed
             assert await page.locator(f"#{field}").evaluate(TEXT_SECURITY) == "disc", field
         assert await page.locator("#note").evaluate(TEXT_SECURITY) == "none"  # only what holds a secret
+        await page.locator("#pw").evaluate("e => { e.type = 'text'; }")  # a "show password" button
+        assert await page.locator("#pw").evaluate(TEXT_SECURITY) == "disc"
         # What a picture of the field shows does not depend on what it holds, only on its length.
         await page.locator("#key").evaluate("e => e.blur()")
         with_secret = await page.locator("#key").screenshot()
