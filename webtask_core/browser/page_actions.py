@@ -134,6 +134,7 @@ async def wait_settled(page: Page, tracker: NetworkTracker, timeout_s: float) ->
     started = time.monotonic()
     deadline = started + timeout_s
     why = f"a wait shorter than {SETTLED_QUIET_S:g} s cannot see it stay unchanged that long"
+    looked = False  # a round ended with the DOM's answer (why says what it was)
     while deadline - time.monotonic() > SETTLED_QUIET_S:
         try:
             await page.wait_for_load_state("load", timeout=(deadline - time.monotonic()) * 1000)
@@ -141,8 +142,13 @@ async def wait_settled(page: Page, tracker: NetworkTracker, timeout_s: float) ->
             why = "it was still loading"
             break
         if not await tracker.wait_quiet(deadline - SETTLED_QUIET_S):
-            why = f"{tracker.inflight} request(s) were still running"
+            # Out of time with none in flight: a request ended a moment ago, or (after a round) the
+            # content changing is what used the time up, and the reason stays that.
+            if tracker.inflight or not looked:
+                why = (f"{tracker.inflight} request(s) were still running" if tracker.inflight
+                       else "a request had only just ended")
             break
+        looked = True
         try:
             changed = await asyncio.wait_for(
                 page.evaluate(_NEXT_MUTATION, SETTLED_QUIET_S * 1000), timeout=SETTLED_QUIET_S + _RECHECK_S

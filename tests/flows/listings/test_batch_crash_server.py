@@ -118,9 +118,15 @@ async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed
                 assert f"prefect flow-run retry {batch.id}" in body
                 batch = await client.read_flow_run(batch.id)
                 assert batch.state.is_crashed()
-                # The listing in flight got its own event, naming its batch.
-                crashed = (await client.read_events(filter=EventFilter(
-                    event=EventNameFilter(name=["webtask.task.crashed"])), limit=10)).events
+                # The listing in flight got its own event, naming its batch. The alert comes from the
+                # event stream; the server stores events a moment later, in batches: read until it is there.
+                crashed = []
+                for _ in range(30):
+                    crashed = (await client.read_events(filter=EventFilter(
+                        event=EventNameFilter(name=["webtask.task.crashed"])), limit=10)).events
+                    if crashed:
+                        break
+                    await asyncio.sleep(1)
                 assert [(event.payload["sku"], event.payload["batch_flow_run_id"]) for event in crashed] == [
                     ("NIGHT-2", str(batch.id))]
                 report = await wait_for_run(client, "report-webtask-crash/crash-report", timeout_s=60)
