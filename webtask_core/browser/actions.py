@@ -20,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator, Page, Position
 
 from webtask_core.browser.failures import is_closed_error
+from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError, ConfigError
 
@@ -269,6 +270,18 @@ CONCEAL = "e => { if (e && e.style) e.style.setProperty('-webkit-text-security',
 
 async def conceal(target: Target, timeout_s: float) -> None:
     await target.locator.evaluate(CONCEAL, timeout=_ms(timeout_s))
+
+
+# The focused field, in the frame that has the focus: drawn as dots when asked; whether it is a password field.
+_PREPARE_FOCUSED = "(conceal) => { " + DEEP_ACTIVE + " if (conceal) (" + CONCEAL + ")(a); return !!a && a.type === 'password'; }"
+
+
+async def type_with_keyboard(page: Page, text: str, *, conceal: bool) -> str:
+    """Type ``text`` into whatever has the keyboard focus; ``conceal``: it holds a secret."""
+    password = await (await focused_frame(page)).evaluate(_PREPARE_FOCUSED, conceal)
+    await page.keyboard.type(text)
+    shown = f"a password ({len(text)} characters)" if password else quote_for_model(text)
+    return f"typed {shown} with the keyboard"
 
 
 async def type_into(target: Target, text: str, timeout_s: float) -> str:

@@ -11,15 +11,15 @@ from playwright.async_api import Frame, Page
 
 from webtask_core.errors import ActionError
 
-__all__ = ["document_url", "focused_frame"]
+__all__ = ["DEEP_ACTIVE", "document_url", "focused_frame"]
 
 _MAX_DEPTH = 10  # frames nested deeper than this are not followed (and typing there is refused)
-# The focused element, through open shadow roots (a widget's iframe can sit inside one).
-_DEEP_ACTIVE = (
+# The focused element, as `a`, through open shadow roots (a widget's iframe can sit inside one).
+DEEP_ACTIVE = (
     "let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
 )
-_FOCUS_IN_CHILD_FRAME = "() => { " + _DEEP_ACTIVE + " return !!a && (a.tagName === 'IFRAME' || a.tagName === 'FRAME'); }"
-_IS_FOCUSED = "(element) => { " + _DEEP_ACTIVE + " return a === element; }"
+_FOCUS_IN_CHILD_FRAME = "() => { " + DEEP_ACTIVE + " return !!a && (a.tagName === 'IFRAME' || a.tagName === 'FRAME'); }"
+_IS_FOCUSED = "(element) => { " + DEEP_ACTIVE + " return a === element; }"
 
 
 def document_url(frame: Frame) -> str:

@@ -32,16 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BrowserTab"]
 
-_FOCUSED_IS_PASSWORD = (
-    "() => { let a = document.activeElement;"
-    " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
-    " return !!a && a.type === 'password'; }"
-)
-_CONCEAL_FOCUSED = (
-    "() => { let a = document.activeElement;"
-    " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
-    f" ({actions.CONCEAL})(a); }}"
-)
 _GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
@@ -351,15 +341,7 @@ class BrowserTab:
 
             return await self._on_element("type into", element_id, perform)
 
-        async def operation(page: Page) -> str:
-            if conceal:
-                await (await focused_frame(page)).evaluate(_CONCEAL_FOCUSED)
-            secret = await page.evaluate(_FOCUSED_IS_PASSWORD)
-            await page.keyboard.type(text)
-            shown = f"a password ({len(text)} characters)" if secret else quote_for_model(text)
-            return f"typed {shown} with the keyboard"
-
-        return await self._run("type", operation)
+        return await self._run("type", lambda page: actions.type_with_keyboard(page, text, conceal=conceal))
 
     async def select_option(self, element_id: str, option: str | Sequence[str]) -> str:
         """Choose an option (several: a list, for a select that takes several) of a native <select> or of

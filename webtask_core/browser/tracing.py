@@ -52,22 +52,20 @@ def scrub_trace(path: Path, scrub: Callable[[str], str]) -> TraceScrub:
     result = TraceScrub()
     scrubbed = path.with_name(path.name + ".scrubbing")
     with zipfile.ZipFile(path) as source, zipfile.ZipFile(scrubbed, "w", zipfile.ZIP_DEFLATED) as target:
-        events = [name for name in source.namelist() if name.endswith(".trace")]
-        result.film_strip_dropped = any(_snapshots_show_a_secret(source.read(name), scrub) for name in events)
+        events = {name: source.read(name) for name in source.namelist() if name.endswith(".trace")}
+        drop = any(_snapshots_show_a_secret(data, scrub) for data in events.values())
+        result.film_strip_dropped = drop
         for info in source.infolist():
-            if result.film_strip_dropped and info.filename.startswith(_FILM_STRIP):
+            if drop and info.filename.startswith(_FILM_STRIP):
                 continue
-            data = source.read(info)
+            data = events[info.filename] if info.filename in events else source.read(info)
             if not info.filename.lower().endswith(_PICTURES):
                 text = data.decode("utf-8", "surrogateescape")
-                if result.film_strip_dropped and info.filename in events:
+                if drop and info.filename in events:
                     text = "".join(line for line in text.splitlines(keepends=True) if _FRAME_EVENT not in line)
                 clean = scrub(text)
-                if clean != text:
-                    data = clean.encode("utf-8", "surrogateescape")
-                    result.changed += 1
-                elif result.film_strip_dropped and info.filename in events:
-                    data = text.encode("utf-8", "surrogateescape")
+                result.changed += clean != text
+                data = clean.encode("utf-8", "surrogateescape")
             target.writestr(info.filename, data)
     os.replace(scrubbed, path)
     return result
