@@ -13,11 +13,12 @@ with a presigned URL when ``WEBTASK_SCREENSHOT_STORE`` is set, else as a small i
 from __future__ import annotations
 
 import base64
-import io
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+
+from webtask_core.images import shrink_jpeg
 
 if TYPE_CHECKING:
     from webtask_flows.screenshots import ScreenshotStore
@@ -46,19 +47,6 @@ def own_run_artifacts() -> Iterator[None]:
         TaskRunContext.__var__.reset(token)
 
 
-def _shrunk(jpeg_b64: str, width: int) -> str:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(base64.b64decode(jpeg_b64))) as image:
-        if image.width <= width:
-            return jpeg_b64
-        small = image.convert("RGB")
-        small.thumbnail((width, max(1, round(image.height * width / image.width))))
-        buffer = io.BytesIO()
-        small.save(buffer, format="JPEG", quality=70)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
 async def publish_picture(jpeg_b64: str, *, name: str, description: str,
                           screenshots: ScreenshotStore | None = None) -> Any:
     """An image artifact of one page (``name`` names its file in the store: ``final``,
@@ -71,8 +59,11 @@ async def publish_picture(jpeg_b64: str, *, name: str, description: str,
         url = await screenshots.put(str(context.flow_run.id), name, jpeg_b64)
     else:
         try:
-            url = "data:image/jpeg;base64," + _shrunk(jpeg_b64, INLINE_PICTURE_WIDTH)
-        except (OSError, ValueError) as exc:  # a picture is a record only: never fail the run for it
-            logger.warning("Not showing the picture %r: %s", name, exc)
+            small = shrink_jpeg(base64.b64decode(jpeg_b64), INLINE_PICTURE_WIDTH, quality=70)
+        except ValueError:  # not base64
+            small = None
+        if small is None:  # a picture is a record only: never fail the run for it
+            logger.warning("Not showing the picture %r: not a JPEG it could read", name)
             return None
+        url = "data:image/jpeg;base64," + small
     return await acreate_image_artifact(url, description=description)

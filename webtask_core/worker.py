@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 import time
 from collections.abc import Callable, Mapping
 from os import PathLike
@@ -22,6 +21,7 @@ from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.history import ActionRecord, StuckThresholds, page_key
 from webtask_core.human import HumanHandler
+from webtask_core.images import shrink_jpeg
 from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
 from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
@@ -411,7 +411,7 @@ class Worker:
             future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
             future.set_result(None)
             return future
-        return asyncio.ensure_future(asyncio.to_thread(_thumbnail, shot, self.options.thumbnail_width))
+        return asyncio.ensure_future(asyncio.to_thread(shrink_jpeg, shot, self.options.thumbnail_width))
 
     def _reply_messages(
         self, reply: ModelReply, outcomes: list[CallOutcome], used_ids: set[str]
@@ -471,22 +471,4 @@ def _timings(
         act_ms=_ms(modelled, acted),
         total_ms=_ms(started, time.perf_counter()),
     )
-
-
-def _thumbnail(jpeg: bytes, width: int) -> str | None:
-    """A small JPEG for the step record. It is only a record: an image Pillow cannot read gives None
-    rather than failing a step whose actions have already run."""
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(jpeg)) as image:
-            height = max(1, round(image.height * width / max(1, image.width)))
-            image.draft("RGB", (width, height))  # let the JPEG decoder downscale: much faster
-            small = image.convert("RGB")
-            small.thumbnail((width, height))
-            buffer = io.BytesIO()
-            small.save(buffer, format="JPEG", quality=60)
-    except (OSError, ValueError):  # UnidentifiedImageError is an OSError
-        return None
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
