@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field, ValidationError
@@ -88,7 +88,7 @@ class RunPricing:
         if not replayed or cost is None:
             return result
         if asked:
-            mean = _sum(step.usage for step in asked)
+            mean = sum((step.usage for step in asked), Usage())
             basis = CallUsage(usage=mean, calls=len(asked))
             where = "the mean model call of this run"
         elif remembered is not None and remembered.calls:
@@ -103,13 +103,6 @@ class RunPricing:
             result.saved_usd = round(per_call.total_usd * replayed, 6)
             result.saved_basis = f"{replayed} model call(s) at {format_usd(per_call.total_usd)} each, {where}"
         return result
-
-
-def _sum(usages: Iterable[Usage]) -> Usage:
-    total = Usage()
-    for usage in usages:
-        total = total + usage
-    return total
 
 
 def _document_key(script_key: str) -> str:
@@ -133,7 +126,7 @@ async def remember_call_usage(store: SessionStore, script_key: str, steps: Seque
     asked = [step for step in steps if step.asked_model]
     if not asked:
         return
-    record = CallUsage(usage=_sum(step.usage for step in asked), calls=len(asked))
+    record = CallUsage(usage=sum((step.usage for step in asked), Usage()), calls=len(asked))
     await asyncio.to_thread(store.child(_COSTS_CHILD).write_bytes, _document_key(script_key),
                             record.model_dump_json().encode())
 
