@@ -94,3 +94,25 @@ if [ "${1:-}" = "--dev" ]; then
     echo "$lock_digest" > "$lock_stamp"
   fi
 fi
+
+# The real third-party applications the replay tests drive (tests/apps/<app>/requirements.txt) each
+# get a virtual environment of their own under .venv/apps/<app>: their Django versions differ from one
+# another, and the test fixtures start them as separate processes. Installed again only when the
+# requirements file changed.
+if [ "${1:-}" = "--dev" ]; then
+  for requirements in tests/apps/*/requirements.txt; do
+    [ -f "$requirements" ] || continue
+    app="$(basename "$(dirname "$requirements")")"
+    venv=".venv/apps/$app"
+    req_digest="$(sha256sum "$requirements" | cut -d' ' -f1)"
+    if [ "$(cat "$venv/.webtask-installed" 2>/dev/null)" != "$req_digest" ]; then
+      say "installing the $app application for the replay tests into $venv"
+      [ -x "$venv/bin/python" ] || "$python_bin" -m venv "$venv"
+      log="$venv/install.log"
+      if ! { "$venv/bin/python" -m pip install --upgrade pip && "$venv/bin/python" -m pip install -r "$requirements"; } >"$log" 2>&1; then
+        tail -n 40 "$log" >&2; say "installing $app failed; the whole log is in $log"; exit 1
+      fi
+      echo "$req_digest" > "$venv/.webtask-installed"
+    fi
+  done
+fi
