@@ -22,13 +22,16 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
+from webtask_core.browser.motion import settle_motion
 from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
 from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer, answer_message, as_answer
 from webtask_core.progress import describe_call
 from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.replay.commit import is_commit
 from webtask_core.replay.recorder import Recorder
+from webtask_core.replay.repair import merge_repair
 from webtask_core.replay.replayer import Replayer
+from webtask_core.tools.browser_tools import FillTool
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
@@ -68,7 +71,8 @@ class TaskRun:
         self.replayer: Replayer | None = None  # set at start when the store holds a script
         self.recorder: Recorder | None = None
         if replay is not None and replay.record:
-            self.recorder = Recorder(replay.params, identifying=replay.identifying, files=ctx.resources.file_names())
+            self.recorder = Recorder(replay.params, identifying=replay.identifying, files=ctx.resources.file_names(),
+                                     rich_fill=FillTool.RICH_TEXT_FILL)
         self.saved_script: ReplayScript | None = None  # what finish() saved
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
@@ -139,6 +143,8 @@ class TaskRun:
             await self._prepare_tab()  # the first step also loads the script
             replayer = self.replayer
             checkpoint = replayer.checkpoint() if replayer is not None else None
+            if replayer is not None and replayer.replaying:
+                await self._hold_still()  # a person looks once the overlay opened or closed; so does replay
             watch = _CallWatch(self.recorder)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
@@ -154,10 +160,13 @@ class TaskRun:
                 self.page_failures += 1
             raise
         self.page_failures = 0
+        origin = None
         if replayer is not None and step.replayed:
-            replayer.after(step)
+            origin = replayer.decided_step
+            if replayer.after(step):  # a replayed call failed: what this run did there is the model's to keep
+                origin = None
         if self.recorder is not None and ctx.last_observation is not None:
-            self.recorder.record(step, ctx.last_observation)
+            self.recorder.record(step, ctx.last_observation, origin=origin)
         started = time.perf_counter()
         await self.runtime.snapshot()
         self.snapshot_ms[step.index] = round((time.perf_counter() - started) * 1000.0, 2)
@@ -221,6 +230,11 @@ class TaskRun:
             who = f" ({answer.by})" if answer.by else ""
             ctx.end(WorkerStatus.aborted, f"rejected by the reviewer{who}: {comment}")
 
+    async def _hold_still(self) -> None:
+        page = self.runtime.current_tab().page if self.runtime.has_tab else None
+        if page is not None:
+            await settle_motion(page)
+
     async def _prepare_tab(self) -> None:
         if not self._started:
             await self.start()
@@ -249,11 +263,21 @@ class TaskRun:
             return
         revision = replayer.script.revision + 1 if replayer is not None else 1
         # The recorder keeps placeholders, never values; scrubbing is the last check before storing.
-        script = self.worker.secrets.scrub_model(recorder.script(replay.key, revision=revision, source=replay.source))
+        script = recorder.script(replay.key, revision=revision, source=replay.source)
+        if replayer is not None:
+            old = replayer.script
+            steps, why = merge_repair(old, recorder.recorded(), dict(replay.params))
+            repaired = script.model_copy(update={"steps": steps}) if steps is not None else None
+            if repaired is None or not (replayer.site_changed or _more_replayable(repaired, old)):
+                # replayed as it was, the model handled what differs for this item or these values,
+                # or its steps would carry this item's values into the next one
+                logger.info("replay script %r kept at revision %d (%s)", replay.key, old.revision,
+                            why if repaired is None else "no change of the site")
+                return
+            script = repaired
+        script = self.worker.secrets.scrub_model(script)
         if not script.steps:
             return
-        if replayer is not None and not replayer.site_changed and not _more_replayable(script, replayer.script):
-            return  # replayed as it was, or the model handled what differs for this item or these values
         await asyncio.to_thread(replay.store.save, script)
         self.saved_script = script
         logger.info("replay script %r %s (revision %d, %d step(s))", replay.key,
@@ -270,6 +294,8 @@ class _CallWatch:
         self.committed: str | None = None  # the first call that started and may have submitted
 
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
+        if call.id.startswith("replay_") and not first and tab.page is not None:
+            await settle_motion(tab.page)  # the last call may have opened a picker, a modal may still fade
         self.started.append(call.id)
         if self.committed is None and isinstance(call.input, dict):
             element_id = call.input.get("element_id")

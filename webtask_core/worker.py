@@ -30,6 +30,7 @@ from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
 from webtask_core.task_context import TaskContext, TaskSnapshot
 from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
+from webtask_core.tools.uncover import retry_uncovered
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
@@ -259,6 +260,9 @@ class Worker:
         try:
             outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting,
                                                  before_call=before_call)
+            if scripted is not None:  # a replayed click the page covered: closed and clicked again, as a model would
+                outcomes = await retry_uncovered(ctx.tools, reply.tool_calls, outcomes, tool_ctx,
+                                                 page_url=observation.url, on_call=acting, before_call=before_call)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
             thumbnail.cancel()

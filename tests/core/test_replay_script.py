@@ -11,18 +11,12 @@ import pytest
 from webtask_core.browser.models import ElementInfo, Observation
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.replay import ReplayScript, ScriptStore, script_key
+from webtask_core.replay.binding import Binding, count_placeholders, template_value
 from webtask_core.replay.commit import capture_commit, is_commit, verify_commit
 from webtask_core.replay.folding import Normaliser, label_words, url_pattern
 from webtask_core.replay.reading import read_page
 from webtask_core.replay.signature import PageSignature, PageView
-from webtask_core.replay.templates import (
-    Binding,
-    MissingValue,
-    count_placeholders,
-    render,
-    shown_matches,
-    template_value,
-)
+from webtask_core.replay.templates import MissingValue, render, shown_matches
 from webtask_core.storage import LocalSessionStore
 
 PARAMS = {"sku": "BOOT-7", "title": "Red boots BOOT-7", "price": "45.00", "photos": ["p1", "p2"],
@@ -313,9 +307,9 @@ def test_the_store_names_a_script_it_cannot_read_and_records_an_older_one_afresh
     path.write_text(json.dumps({"schema_version": 99, "key": "job.shop.v1", "steps": []}))
     with pytest.raises(SessionFormatError, match="schema_version 99.*Delete it"):
         store.load("job.shop.v1")
-    path.write_text(json.dumps({"schema_version": 1, "key": "job.shop.v1", "steps": [{"page": 3}]}))
-    assert store.load("job.shop.v1") is None  # an older webtask's script: checked less, recorded afresh
     path.write_text(json.dumps({"schema_version": 2, "key": "job.shop.v1", "steps": [{"page": 3}]}))
+    assert store.load("job.shop.v1") is None  # an older webtask's script: checked less, recorded afresh
+    path.write_text(json.dumps({"schema_version": 3, "key": "job.shop.v1", "steps": [{"page": 3}]}))
     with pytest.raises(SessionFormatError, match="malformed"):
         store.load("job.shop.v1")
     assert store.delete("job.shop.v1") and store.load("job.shop.v1") is None and not store.delete("job.shop.v1")

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from webtask_core.replay.binding import Binding, template_text
 from webtask_core.replay.folding import label_words
 from webtask_core.replay.reading import ReadText, is_field, is_value_display
-from webtask_core.replay.templates import Binding, shown_matches, template_text
+from webtask_core.replay.templates import fold, shown_matches
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo
@@ -67,6 +68,10 @@ class CommitCheck(BaseModel):
     controls: list[ExpectedControl] = Field(default_factory=list)  # the submitted form's, in page order
     groups: dict[str, str] = Field(default_factory=dict)  # radio group -> the chosen radio's label template
     texts: list[str] = Field(default_factory=list)  # the page's words, as templates
+    field_texts: list[str] = Field(default_factory=list)  # those inside the form or beside a field
+    # A list parameter shown as chips (a tag widget's tokens) -> what one chip is made of: the
+    # chips are the field's value, this run's list in order.
+    chips: dict[str, list[str]] = Field(default_factory=dict)
     unsure: str | None = None  # why this recording cannot be checked against a later run
 
 
@@ -126,12 +131,16 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
         check.controls.append(expected)
     previous = ""
     for line in view.reading.texts:
-        if line.unit is not None:
+        if line.unit is not None or line.only_saving:
             continue
-        binding = Binding(params, label_words(previous, line.text), strict=False, files=files, counts=True)
+        binding = Binding(params, label_words(previous, line.text), strict=False, files=files, counts=True,
+                          shown=True)
         check.texts.append(template_text(line.text, binding))
+        if line.about_a_field:
+            check.field_texts.append(check.texts[-1])
         problems += [binding.problem] if binding.problem else []
         previous = line.text
+    check.chips = {name: shape for name, (shape, _) in _chips(view, element_id, params).items()}
     if problems:
         check.unsure = f"the recording cannot be checked: {problems[0]}"
     return check
@@ -174,8 +183,16 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                   and _group_of(element) == group]
         if len(chosen) != 1 or not shown_matches(template, chosen[0].text, params, files=files, page_url=url):
             return f"the choice in {group!r} is not this run's"
+    shown_chips = _chips(view, element_id, params, shapes=check.chips)
+    for name in check.chips:
+        items = params.get(name)
+        wanted_chips = [fold(str(item)) for item in items] if isinstance(items, list) else None
+        chips_now = shown_chips[name][1] if name in shown_chips else []
+        if chips_now != wanted_chips:
+            return f"the field of {name} shows {chips_now} where this run's list is {wanted_chips}"
     # Lines naming uploaded files come as many as this run has files (the upload checked them).
-    lines = [line for line in view.reading.texts if line.unit is None and not _names_a_file(line.text, files)]
+    lines = [line for line in view.reading.texts
+             if line.unit is None and not line.only_saving and not _names_a_file(line.text, files)]
     for template in check.texts:
         if "{{file}}" in template:
             continue
@@ -184,12 +201,45 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                 del lines[index]
                 break
         else:
-            if _PLACEHOLDER_START in template or _says_something(template):
+            if _PLACEHOLDER_START in template or _says_something(template) or template in check.field_texts:
                 return f"the page no longer shows {template[:80]!r} with this run's values"
-    added = [line.text for line in lines if line.says_something]
+    added = [line.text for line in lines if line.says_something or line.about_a_field]
     if added:
         return f"the page says what it did not when recorded: {added[0][:80]!r}"
     return None
+
+
+def _chips(view: PageView, element_id: str | None, params: Mapping[str, Any],
+           shapes: Mapping[str, list[str]] | None = None) -> dict[str, tuple[list[str], list[str]]]:
+    """Per list parameter shown as chips in the commit's form: (what a chip is made of, the chips'
+    words in order). Recording (``shapes`` None): records whose words are the list's items, all of
+    them in order. Checking: the records made like the recorded chips, whatever they say."""
+    reading = view.reading
+    form = reading.controls[element_id].form if element_id in reading.controls else None
+    words: dict[int, list[str]] = {}
+    for line in reading.texts:
+        if line.unit is not None:
+            words.setdefault(line.unit, []).append(line.text)
+    members: dict[int, list[str]] = {}
+    for key, read in reading.controls.items():
+        if read.unit is not None:
+            fingerprint = view.fingerprints[key]
+            members.setdefault(read.unit, []).append(f"{fingerprint.tag}:{fingerprint.role}:{fingerprint.text}")
+    units = [unit for unit in range(len(reading.unit_texts))
+             if form is None or reading.unit_forms[unit] == form]
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    if shapes is not None:
+        for name, shape in shapes.items():
+            made = [unit for unit in units if sorted(members.get(unit, [])) == shape]
+            found[name] = (shape, [fold(" ".join(words.get(unit, []))) for unit in made])
+        return found
+    for name, items in params.items():
+        if not isinstance(items, list) or not items or not all(isinstance(item, str) for item in items):
+            continue
+        chips = [unit for unit in units if fold(" ".join(words.get(unit, []))) in {fold(item) for item in items}]
+        if [fold(" ".join(words[unit])) for unit in chips] == [fold(item) for item in items]:
+            found[name] = (sorted(members.get(chips[0], [])), [fold(item) for item in items])
+    return found
 
 
 _PLACEHOLDER_START = "{{"

@@ -16,13 +16,14 @@ The element tree (docs/internals.md §2) is parsed back into its nesting. From i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
 
-__all__ = ["PageReading", "ReadControl", "ReadText", "read_page", "is_field", "is_value_display"]
+__all__ = ["PageReading", "ReadControl", "ReadText", "read_page", "is_field", "is_value_display",
+           "is_saving_status"]
 
 _ELEMENT = re.compile(r"^(?P<pad> *)- (?P<id>[a-z][a-z0-9]*-\d+)(?=\s|$)")
 _TEXT = re.compile(r'^(?P<pad> *)- text: "(?P<text>(?:[^"\\]|\\.)*)"')
@@ -32,6 +33,8 @@ _UNESCAPE = re.compile(r"\\(.)")
 _WORDED = {"h1", "h2", "h3", "h4", "h5", "h6", "label", "status", "alert", "dialog", "fieldset", "group", "img",
            "iframe", "form", "nav", "list", "table", "tree"}
 _UNITS = {"row", "item", "article"}
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_SECTIONS = {"fieldset", "group", "dialog", "region", "tabpanel"}  # named ones: what their controls are about
 _NOTICES = {"alert", "status", "dialog"}
 _WARNING = re.compile(
     r"\b(warn\w*|error\w*|invalid|required|must|cannot|can't|not allowed|differ\w*|exceed\w*|too \w+|fail\w*|"
@@ -84,6 +87,7 @@ class ReadControl:
     unit: int | None = None  # the record unit it lies in
     around: tuple[str, ...] = ()  # the ids of the elements it lies in, nearest first (a listbox, a menu)
     form: int | None = None  # the `- form` it lies in (numbered in tree order)
+    section: str = ""  # the heading it comes under, or the named fieldset or group it lies in
 
 
 @dataclass(frozen=True)
@@ -91,12 +95,42 @@ class ReadText:
     text: str
     unit: int | None = None
     notice: bool = False  # it sits in an alert, a status message or a dialog
+    form: int | None = None  # the `- form` it lies in
+    beside: bool = False  # it is the text beside a field (its label when it has none)
+    heads_list: bool = False  # the heading or name of a list of records (a "Recent edits" panel)
 
     @property
     def says_something(self) -> bool:
         """Whether a model would take this line into account if it appeared: a notice, a sentence,
-        or words of warning. A short label ("Draft", "Details") that appears is layout."""
+        or words of warning. A short label ("Draft", "Details") that appears is layout. A line that
+        only reports saving ("Saving…", "Saved 10:42") says nothing about the task."""
+        if self.only_saving:
+            return False
         return self.notice or len(self.text.split()) >= 4 or bool(_WARNING.search(self.text.casefold()))
+
+    @property
+    def about_a_field(self) -> bool:
+        """Inside the form or beside a field: any change of it may change what a field means
+        ("Prices incl. VAT" -> "Prices excl. VAT"), whatever its length."""
+        return (self.form is not None or self.beside) and not self.only_saving
+
+    @property
+    def only_saving(self) -> bool:
+        return is_saving_status(self.text)
+
+
+# A status that only reports saving, as editors' autosave shows it: these words and times only.
+_SAVING_WORDS = {"saving", "saved", "autosaved", "autosaving", "auto", "unsaved"}
+_SAVING_CONTEXT = {"draft", "changes", "all", "page", "your", "last", "at", "on", "just", "now", "ago", "a", "an",
+                   "few", "minute", "minutes", "second", "seconds", "hour", "hours", "locally", "automatically",
+                   "as", "today", "yesterday", "am", "pm", "were", "was", "been", "have", "has", "you"}
+
+
+def is_saving_status(text: str) -> bool:
+    """Whether ``text`` only reports saving ("Saving…", "Saved", "Draft saved at 10:42", "Autosaved")."""
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    return 0 < len(words) <= 8 and any(word in _SAVING_WORDS for word in words) and all(
+        word in _SAVING_WORDS or word in _SAVING_CONTEXT for word in words)
 
 
 @dataclass
@@ -122,7 +156,9 @@ def read_page(observation: Observation) -> PageReading:
         stack[-1].children.append(node)
         stack.append(node)
     reading = PageReading(controls={}, texts=[], unit_texts=[])
-    _walk(root, None, reading, observation, False, (), None)
+    _walk(root, None, reading, observation, False, (), None, "")
+    beside = {text for control in reading.controls.values() for text in (control.before, control.after) if text}
+    reading.texts = [replace(line, beside=True) if line.text in beside else line for line in reading.texts]
     return reading
 
 
@@ -219,8 +255,9 @@ def _words(node: _Node, observation: Observation) -> str:
 
 
 def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool,
-          around: tuple[str, ...], form: int | None) -> None:
+          around: tuple[str, ...], form: int | None, section: str) -> None:
     units = _units(node.children, observation) if unit is None else set()
+    heading: int | None = None  # the text line just before, at this level, with no control between
     for index, child in enumerate(node.children):
         inner = unit
         inside = notice or child.kind in _NOTICES
@@ -232,17 +269,29 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             inner = len(reading.unit_texts)
             reading.unit_texts.append(_words(child, observation))
             reading.unit_forms.append(form)
+        if child.kind in _HEADINGS and child.text:
+            section = child.text  # the controls after a heading come under it
+        a_list = unit is None and index not in units and bool(_units(child.children, observation))
         if child.kind == "element" and child.element_id is not None:
             element = observation.elements.get(child.element_id)
             before = after = ""
             if element is not None and is_field(element):
                 before = _beside(node.children, index, -1)
                 after = _beside(node.children, index, 1)
-            reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form)
+            reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form,
+                                                             section)
+            heading = None
         elif child.text and (child.kind == "text" or child.kind in _WORDED or child.kind in _UNITS):
-            reading.texts.append(ReadText(child.text, inner, inside))
+            reading.texts.append(ReadText(child.text, inner, inside, form if child.kind != "form" else inner_form,
+                                          heads_list=a_list))
+            heading = len(reading.texts) - 1
+        if a_list and heading is not None and heading < len(reading.texts):  # a panel's title: part of its list
+            reading.texts[heading] = replace(reading.texts[heading], heads_list=True)
         inner_around = (child.element_id, *around) if child.kind == "element" and child.element_id else around
-        _walk(child, inner, reading, observation, inside, inner_around, inner_form)
+        inner_section = child.text if child.kind in _SECTIONS and child.text else section
+        _walk(child, inner, reading, observation, inside, inner_around, inner_form, inner_section)
+        if a_list or _holds(child, lambda node: node.kind == "element"):
+            heading = None
 
 
 def _beside(siblings: list[_Node], index: int, way: int) -> str:

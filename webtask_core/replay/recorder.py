@@ -18,13 +18,17 @@ and submitted in one turn, :meth:`Recorder.before_call` looks at the page just b
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from webtask_core.replay.binding import Binding, count_placeholders, report_template, template_value
 from webtask_core.replay.commit import capture_commit, is_commit
+from webtask_core.replay.composed import compose
 from webtask_core.replay.folding import Normaliser, decide_marks, label_words
+from webtask_core.replay.repeats import adds_an_item, fold_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
 from webtask_core.replay.signature import PageSignature, PageView
-from webtask_core.replay.templates import ELEMENT, Binding, count_placeholders, template_value
+from webtask_core.replay.templates import ELEMENT
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
@@ -42,12 +46,14 @@ _TYPED_TOOLS = {"fill", "type", "select_option", "check", "upload"}
 
 class Recorder:
     def __init__(self, params: Mapping[str, Any], *, identifying: Iterable[str] | None = None,
-                 files: Sequence[str] = ()):
+                 files: Sequence[str] = (), rich_fill: bool = False):
         self.params = dict(params)
         self.files = tuple(files)
         self.normalise = Normaliser(params, identifying=identifying, files=self.files)
         self.steps: list[ScriptStep] = []
-        self._first_call: str | None = None
+        self.origins: list[int | None] = []  # per step: the script step it replayed, None for the model's
+        self.rich_fill = rich_fill
+        self._open: _Draft | None = None  # the last step, kept open until the page after it is seen
         self._captures: dict[str, Observation] = {}  # call id -> the page right before that commit
 
     # ---- the worker's hook: a look at the page before a commit that follows other calls ----
@@ -66,62 +72,90 @@ class Recorder:
 
     # ---- after the step ----
 
-    def record(self, step: Step, observation: Observation) -> None:
-        """Keep ``step`` (its calls made on ``observation``)."""
+    def record(self, step: Step, observation: Observation, *, origin: int | None = None) -> None:
+        """Keep ``step`` (its calls made on ``observation``); ``origin``: the script step it replayed."""
         view = PageView.of(observation, self.normalise)
+        self._close_open(view)  # the step before: its keystrokes read by what the editor shows now
         current = view
-        actions: list[ScriptAction] = []
-        problems: list[str] = []
-        text = self._free_text(step.model_text, observation.url)
-        pending: list[ScriptStep] = []
-        commit_element: str | None = None
-        commit_view: PageView | None = None
+        draft = _Draft(view, self._free_text(step.model_text, observation.url), origin)
+        drafts: list[_Draft] = []
         for call in step.tool_calls:
             if not call.ok or not isinstance(call.input, dict):
                 continue
             element = _element(call, observation)
             if call.input.get("element_id") is not None and element is None:
+                self._captures.clear()
                 return  # an element the observation does not know: this step cannot be recorded
-            commit = is_commit(call.name, call.input, element)
-            if commit and actions:  # filled and submitted in one turn: two steps, split before the submit
-                pending.append(self._step(current, text, actions, problems, None, None))
-                actions, problems, text = [], [], ""
-                capture = self._captures.pop(call.id, None)
-                if capture is None:
-                    problems.append("the page was not seen right before this submit")
-                    current = view
-                else:
-                    current = PageView.of(capture, self.normalise)
-            if commit and commit_view is None:
-                commit_view, commit_element = current, self._same_in(view, current, call)
             action, problem = self._action(call, element, view)
-            actions.append(action.model_copy(update={"commit": commit}))
+            previous = draft.actions[-1] if draft.actions else self._last_action(drafts)
+            commit = is_commit(call.name, call.input, element) and not adds_an_item(previous, action)
+            if commit and draft.actions:
+                # Filled and submitted in one turn (or two submits in one turn: type, Enter, type,
+                # Enter): a step ends before each submit, each with the check of its own submit.
+                capture = self._captures.pop(call.id, None)
+                current = PageView.of(capture, self.normalise) if capture is not None else view
+                self._compose(draft, current if capture is not None else None)
+                drafts.append(draft)
+                draft = _Draft(current, "", origin)
+                if capture is None:
+                    draft.notes.append("the page was not seen right before this submit")
+            if commit:
+                draft.commit_view, draft.commit_element = current, self._same_in(view, current, call)
             if call.name == "ask_human":  # a person's answer is never replayed from a recording
                 problem = "the step asks a person (ask_human); a replay never reuses a recorded answer"
-            if problem:
-                problems.append(problem)
             if call.input.get("to_element_id") is not None:
                 # Only element_id is fingerprinted: a second element (drag's target) would be a bare id.
-                problems.append(f"{call.name} names a second element by id, which a replay cannot recognise")
-        if actions:
-            pending.append(self._step(current, text, actions, problems, commit_view, commit_element))
-        self.steps.extend(pending)
+                problem = problem or f"{call.name} names a second element by id, which a replay cannot recognise"
+            draft.actions.append(action.model_copy(update={"commit": commit}))
+            draft.problems.append(problem)
+        if draft.actions:
+            drafts.append(draft)
+        for done in drafts[:-1]:
+            self._keep(done)
+        self._open = drafts[-1] if drafts else None
         self._captures.clear()
 
     def script(self, key: str, *, revision: int = 1, source: str = "") -> ReplayScript:
-        return ReplayScript(key=key, revision=revision, params=sorted(self.params), steps=list(self.steps),
-                            source=source)
+        self._close_open(None)
+        steps = fold_repeats(self.steps, self.params)
+        return ReplayScript(key=key, revision=revision, params=sorted(self.params), steps=steps, source=source)
+
+    def recorded(self) -> list[tuple[ScriptStep, int | None]]:
+        """Each step recorded so far with the script step it replayed (None: the model's)."""
+        self._close_open(None)
+        return list(zip(self.steps, self.origins))
 
     # ---- helpers ----
 
-    def _step(self, view: PageView, text: str, actions: list[ScriptAction], problems: list[str],
-              commit_view: PageView | None, commit_element: str | None) -> ScriptStep:
+    def _last_action(self, drafts: list[_Draft]) -> ScriptAction | None:
+        if drafts and drafts[-1].actions:
+            return drafts[-1].actions[-1]
+        if self._open is not None and self._open.actions:
+            return self._open.actions[-1]
+        return self.steps[-1].actions[-1] if self.steps and self.steps[-1].actions else None
+
+    def _compose(self, draft: _Draft, after: PageView | None) -> None:
+        if after is None or draft.origin is not None:
+            return
+        composed = compose(draft.actions, draft.problems, after, self.params, self.files, rich_fill=self.rich_fill)
+        if composed is not None:
+            draft.actions, draft.problems = composed
+
+    def _close_open(self, after: PageView | None) -> None:
+        if self._open is None:
+            return
+        self._compose(self._open, after)
+        self._keep(self._open)
+        self._open = None
+
+    def _keep(self, draft: _Draft) -> None:
         check = None
-        if commit_view is not None:
-            check = capture_commit(commit_view, commit_element, self.params, self.files)
-        needs_model = problems[0] if problems else None
-        return ScriptStep(page=PageSignature.of(view), text=text, actions=actions, commit=check,
-                          needs_model=needs_model)
+        if draft.commit_view is not None:
+            check = capture_commit(draft.commit_view, draft.commit_element, self.params, self.files)
+        problems = draft.notes + [problem for problem in draft.problems if problem]
+        self.steps.append(ScriptStep(page=PageSignature.of(draft.view), text=draft.text, actions=draft.actions,
+                                     commit=check, needs_model=problems[0] if problems else None))
+        self.origins.append(draft.origin)
 
     def _same_in(self, view: PageView, capture: PageView, call: ToolCallRecord) -> str | None:
         """The id, in the look before the submit, of the element the call names on the step's page."""
@@ -158,11 +192,27 @@ class Recorder:
         value = {key: (item if key == "element_id" else template_value(item, binding, page_url=view.observation.url))
                  for key, item in data.items()}
         problem = binding.problem
+        if tool == "complete" and isinstance(data.get("feedback"), str):  # built from this run, never the recording's
+            value["feedback"], problem = report_template(data["feedback"], binding, page_url=view.observation.url)
         if tool == "wait_for" and isinstance(value.get("text"), str):  # "2 photos ready" for two photos
             value["text"] = count_placeholders(value["text"], self.params)
         if tool == "set_output" and _has_literal(value):
             problem = f"{tool} reports a value read off the page, which a replay cannot know"
         return ScriptAction(tool=tool, input=value, element=fingerprint), problem
+
+
+@dataclass
+class _Draft:
+    """A step being recorded: its page, calls and each call's problem, and its commit's page."""
+
+    view: PageView
+    text: str
+    origin: int | None  # the script step it replayed
+    actions: list[ScriptAction] = field(default_factory=list)
+    problems: list[str | None] = field(default_factory=list)  # per action
+    notes: list[str] = field(default_factory=list)  # problems of the step itself
+    commit_view: PageView | None = None
+    commit_element: str | None = None
 
 
 def _names_of(element: ElementInfo, view: PageView) -> set[str]:

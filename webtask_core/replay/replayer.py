@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from webtask_core.llm.types import ModelReply, ToolCall, Usage
 from webtask_core.replay.commit import verify_commit
 from webtask_core.replay.folding import Normaliser
-from webtask_core.replay.script import ReplayScript
+from webtask_core.replay.repeats import expand_repeats
+from webtask_core.replay.script import ReplayScript, ScriptAction
 from webtask_core.replay.signature import PageSignature, PageView
 from webtask_core.replay.templates import MissingValue, render
 
@@ -45,8 +46,9 @@ class Handover:
     """Where and why the model took over: ``kind`` says whose difference it was — ``site`` (the site
     changed: a run completed after it repairs the script), ``item`` (this item's state, e.g. listed
     already), ``values`` (this run's values cannot be written as recorded), ``model`` (the step is
-    the model's in the script itself), ``failed`` (a replayed call failed) or ``unsure`` (a submit
-    that may have gone through before a failure)."""
+    the model's in the script itself), ``failed`` (a replayed call failed), ``unsure`` (a submit
+    that may have gone through before a failure) or ``lost`` (the tab lost its page: blank or a
+    browser error page after a failure or a slow answer)."""
 
     step: int  # the script's step number, from 1
     kind: str
@@ -73,6 +75,8 @@ class Replayer:
         self._handed_over_step = -1  # the scripted step it took over
         self._pending_note: str | None = None
         self._decided: int | None = None  # the scripted step the last decision replayed
+        self._decided_actions: list[ScriptAction] = []  # its actions as run (repeats expanded)
+        self._committed: str | None = None  # the last replayed submit that ran without failing
         self._look_again = False  # the page differed on a first look: let it settle, look once more
         self._looked_again_at = -1  # the scripted step that was given its second look
 
@@ -95,7 +99,7 @@ class Replayer:
         which may have gone through: then the model looks first."""
         decided = self._decided if self.position != checkpoint["position"] else None
         if decided is not None:
-            for number, action in enumerate(self.script.steps[decided].actions):
+            for number, action in enumerate(self._decided_actions):
                 if action.commit and f"replay_{decided + 1}_{number + 1}" in started:
                     what = action.element.describe() if action.element is not None else action.tool
                     self._hand_over(None, decided, "unsure",
@@ -104,6 +108,11 @@ class Replayer:
                                     "again")
                     return
         self.restore(checkpoint)
+
+    @property
+    def replaying(self) -> bool:
+        """Whether the next step is the script's to decide (no hand-over pending, steps left)."""
+        return self._handed_over_on is None and self.position < len(self.script.steps)
 
     @property
     def handed_over(self) -> bool:
@@ -122,6 +131,12 @@ class Replayer:
         page = PageSignature.of(view)
         if self._handed_over_on is not None:
             return self._resume(page, view)
+        if _lost(observation) and not self.script.steps[self.position].page.url.startswith("about:"):
+            # The tab lost its page (reopened blank after failures, a browser error page): that is
+            # no change of the site, and a submit before it may have gone through.
+            self._hand_over(page, self.position, "lost", f"the page was lost ({observation.url or 'blank'}) "
+                            "after a failure of the browser or a slow answer, not a change of the site")
+            return None
         reply, kind, problem = self._reply_for(self.position, view)
         if reply is None and kind == "site" and self._looked_again_at != self.position:
             # A page still building (an editor without its frame yet) looks like another page: the
@@ -132,15 +147,26 @@ class Replayer:
             self._hand_over(page, self.position, kind, problem)
         return reply
 
+    @property
+    def decided_step(self) -> int | None:
+        """The script step (from 0) the last scripted reply replayed."""
+        return self._decided
+
     def wants_another_look(self) -> bool:
         wanted, self._look_again = self._look_again, False
         return wanted
 
-    def after(self, step: Step) -> None:
-        """A replayed step ran: a failed call hands the next step to the model."""
+    def after(self, step: Step) -> bool:
+        """A replayed step ran: a failed call hands the next step to the model (True). A submit that
+        ran and did not clearly fail is remembered: any later hand-over says it may have gone through."""
+        for call, action in zip(step.tool_calls, self._decided_actions):
+            if action.commit and call.ok:
+                what = action.element.describe() if action.element is not None else action.tool
+                self._committed = f"{action.tool} on {what} (step {self.position})"
         failed = [call for call in step.tool_calls if not call.ok]
         if failed:
             self._hand_over(None, self.position - 1, "failed", f"the replayed {failed[0].name} failed: {failed[0].message}")
+        return bool(failed)
 
     # ---- helpers ----
 
@@ -153,7 +179,11 @@ class Replayer:
             return None, difference.kind, difference.message
         calls = []
         url = view.observation.url
-        for number, action in enumerate(step.actions):
+        try:
+            actions = expand_repeats(step.actions, self.params)  # a list's items: as many as this run has
+        except MissingValue as missing:
+            return None, "values", str(missing)
+        for number, action in enumerate(actions):
             element_id = None
             if action.element is not None:
                 element_id, problem = view.resolve(action.element)
@@ -171,7 +201,7 @@ class Replayer:
             calls.append(ToolCall(id=f"replay_{index + 1}_{number + 1}", name=action.tool, input=arguments))
         self.position = index + 1
         self.replayed += 1
-        self._decided = index
+        self._decided, self._decided_actions = index, actions
         text = REPLAYED_TEXT.format(number=index + 1, key=self.script.key, revision=self.script.revision)
         return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), "", ""
 
@@ -195,4 +225,14 @@ class Replayer:
         self._handed_over_on = page if page is not None else PageSignature(url="", title="")
         self.position = max(self.position, index + 1) if kind == "unsure" else self.position
         done = f"Steps 1-{self.replayed} of this task were replayed from a recorded run; " if self.replayed else ""
-        self._pending_note = f"{done}replay stopped at {handover}. Look at the page and go on with the task from here yourself."
+        note = f"{done}replay stopped at {handover}. Look at the page and go on with the task from here yourself."
+        if self._committed is not None:
+            note += (f" The replayed {self._committed} ran and did not clearly fail: it may have gone through. "
+                     "Look first (the page, and the list of items) before submitting anything again.")
+        self._pending_note = note
+
+
+def _lost(observation: Observation) -> bool:
+    """A tab that shows no page of the site: blank after a reopen, or the browser's error page."""
+    url = observation.url or "about:blank"
+    return url == "about:blank" or url.startswith(("chrome-error:", "chrome://"))

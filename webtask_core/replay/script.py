@@ -25,8 +25,10 @@ from webtask_core.replay.signature import ElementFingerprint, PageSignature
 __all__ = ["ScriptAction", "ScriptStep", "ReplayScript", "SCRIPT_SCHEMA_VERSION"]
 
 # 2: pages as control multisets and text digests, fields with the text beside them, commit checks,
-# formatted placeholders. A script of an older version is recorded afresh (ScriptStore.load).
-SCRIPT_SCHEMA_VERSION = 2
+# formatted placeholders. 3: list items and repeats, hrefs folded with this run's values, a
+# control's section, sentences of a form, words that may be the site's own. A script of an older
+# version is recorded afresh (ScriptStore.load).
+SCRIPT_SCHEMA_VERSION = 3
 
 
 class ScriptAction(BaseModel):
@@ -34,6 +36,9 @@ class ScriptAction(BaseModel):
     input: dict[str, Any] = Field(default_factory=dict)
     element: ElementFingerprint | None = None
     commit: bool = False  # it may submit or change something for good (see replay.commit)
+    # The list parameter this action is repeated over: consecutive actions with the same ``each``
+    # run once per item of this run's list, ``{{param:NAME[#]}}`` standing for the item.
+    each: str | None = None
 
 
 class ScriptStep(BaseModel):

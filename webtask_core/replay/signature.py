@@ -26,6 +26,7 @@ the same on every run.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -34,7 +35,14 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from webtask_core.replay.folding import Normaliser, agree, decide_marks, label_words, narrowings, url_pattern
-from webtask_core.replay.reading import PageReading, ReadControl, is_field, is_value_display, read_page
+from webtask_core.replay.reading import (
+    PageReading,
+    ReadControl,
+    is_field,
+    is_saving_status,
+    is_value_display,
+    read_page,
+)
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
@@ -73,6 +81,10 @@ class ElementFingerprint(BaseModel):
     options: str = ""  # a select's options, folded
     context: tuple[str, ...] = ()  # the nearest enclosing tree lines
     frame: str = ""
+    section: str = ""  # the heading it comes under, or its named fieldset or group
+    # The texts above with only the identifying values folded, where that differs: a word this run's
+    # value happened to equal ("New" in "Add new page") may be the site's own.
+    plain: dict[str, str] = {}
 
     @classmethod
     def of(cls, element: ElementInfo, normalise: Normaliser, beside: ReadControl | None = None) -> ElementFingerprint:
@@ -80,15 +92,18 @@ class ElementFingerprint(BaseModel):
         for key in (*NAMING_ATTRIBUTES, *TELLING_ATTRIBUTES, "value"):
             value = element.attributes.get(key)
             if value and not (key == "value" and element.tag != "button"):  # a field's value is its state
-                attributes[key] = url_pattern(value) if key == "href" else normalise(value)
-        text = "" if is_value_display(element) else normalise(element.text)
+                attributes[key] = url_pattern(value, normalise) if key == "href" else normalise(value)
+        raw = {"text": "" if is_value_display(element) else element.text,
+               "before": beside.before if beside is not None else "", "after": beside.after if beside is not None else "",
+               "section": beside.section if beside is not None else ""}
+        chosen = {key: normalise.told(value) if key == "section" else normalise(value) for key, value in raw.items()}
+        plain = {key: normalise.offer(value) for key, value in raw.items() if normalise.offer(value) != chosen[key]}
         return cls(
             tag=element.tag, role=element.role, type=(element.type or "").casefold() or None, name=element.name,
-            text=text, attributes=attributes,
-            before=normalise(beside.before) if beside is not None else "",
-            after=normalise(beside.after) if beside is not None else "",
+            text=chosen["text"], attributes=attributes, before=chosen["before"], after=chosen["after"],
             options=normalise.offer(options_of(element)) if element.tag == "select" else "",
             context=tuple(normalise(line) for line in element.context), frame=element.frame_path,
+            section=chosen["section"], plain=plain,
         )
 
     def describe(self) -> str:
@@ -99,14 +114,21 @@ class ElementFingerprint(BaseModel):
         text = f' "{shown[:40]}"' if shown else ""
         return f"{self.tag}{text}" + (f" ({', '.join(details)})" if details else "")
 
-    def same_control(self, other: ElementFingerprint) -> bool:
-        """Whether a model would take ``other`` for this control: the same line and the same text
-        beside it. Where it leads and how it looks matter only for an element with no name."""
+    def same_control(self, other: ElementFingerprint, *, plainly: bool = False) -> bool:
+        """Whether a model would take ``other`` for this control: the same line, the same text beside
+        it, under the same heading. Where it leads and how it looks matter only for an element with
+        no name. ``plainly``: a text where this run's value stood may read as the site's own words."""
         if (self.tag, self.role, self.type, self.name, self.options) != (
                 other.tag, other.role, other.type, other.name, other.options):
             return False
-        if not (agree(self.text, other.text) and agree(self.before, other.before) and agree(self.after, other.after)):
-            return False
+        for key in ("text", "before", "after", "section"):
+            mine, theirs = getattr(self, key), getattr(other, key)
+            if agree(mine, theirs):
+                continue
+            # As plain words, unless the recorded text was the value itself (a radio "New").
+            if not (plainly and not _WHOLE_MARK.fullmatch(mine)
+                    and self.plain.get(key, mine) == other.plain.get(key, theirs)):
+                return False
         for key in (*NAMING_ATTRIBUTES, "value"):  # a button's value is on its line: "draft" is another button
             if not agree(self.attributes.get(key, ""), other.attributes.get(key, "")):
                 return False
@@ -167,6 +189,9 @@ class PageView:
     def resolve(self, fingerprint: ElementFingerprint) -> tuple[str | None, str]:
         """The id of the one element a model would take for ``fingerprint``, else None and why."""
         same = [element_id for element_id, other in self.fingerprints.items() if fingerprint.same_control(other)]
+        if not same:  # a word the recording's value happened to equal: read as the site's own
+            same = [element_id for element_id, other in self.fingerprints.items()
+                    if fingerprint.same_control(other, plainly=True)]
         if not same:
             return None, f"no element like {fingerprint.describe()} on the page"
         if len(same) == 1:
@@ -184,8 +209,8 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
     text = "" if is_value_display(element) else normalise.offer(element.text)
     parts = [element.tag, element.type or "", element.role or "", element.name or "", text]
     href = element.attributes.get("href")
-    if href:
-        parts.append("-> " + url_pattern(href))
+    if href:  # this run's values folded: the item's own row links to this item's slug
+        parts.append("-> " + url_pattern(href, normalise))
     placeholder = element.attributes.get("placeholder")
     if placeholder:
         parts.append("placeholder " + normalise.offer(placeholder))
@@ -198,11 +223,21 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
     return " ".join(part for part in parts if part)
 
 
+_WHOLE_MARK = re.compile(r"\{[^{}]+\}")
+_WARNS = re.compile(r"\b(warn\w*|error\w*|delet\w*|remov\w*|fail\w*|invalid|suspend\w*|block\w*)\b|!")
+
+
+def _saving(view: PageView, element_id: str) -> bool:
+    """A control that only reports saving (an autosave's "Saving…" button): no change of the site."""
+    return is_saving_status(view.observation.elements[element_id].text)
+
+
 class PageSignature(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     url: str
     title: str
+    title_plain: str = ""  # the title with only the identifying values folded, where that differs
     controls: tuple[str, ...] = ()  # keys of the controls outside lists of records, sorted (a multiset)
     texts: tuple[str, ...] = ()  # digests of the text lines (as offered, as chosen)
     listed: tuple[str, ...] = ()  # digests of the keys of the controls in lists of records
@@ -213,7 +248,8 @@ class PageSignature(BaseModel):
     def of(cls, view: PageView) -> PageSignature:
         observation, normalise = view.observation, view.normalise
         keyed = normalise.mentions(f"{observation.url}\n{observation.title}\n{observation.tree}")
-        controls = sorted(view.keys[element_id] for element_id in view.keys if view.unit_of(element_id) is None)
+        controls = sorted(view.keys[element_id] for element_id in view.keys
+                          if view.unit_of(element_id) is None and not _saving(view, element_id))
         listed = {_digest(view.keys[element_id]) for element_id in view.keys if view.unit_of(element_id) is not None}
         texts = set()
         for line in view.reading.texts:
@@ -221,7 +257,8 @@ class PageSignature(BaseModel):
             texts.update(_digest(form) for form in narrowings(normalise.told(line.text)))
         # A value two parameters shared in the URL (/products/create/shoes/): its words decide which.
         url = decide_marks(url_pattern(observation.url, normalise), label_words(urlsplit(observation.url).path))
-        return cls(url=url, title=normalise.told(observation.title),
+        title, plain = normalise.told(observation.title), normalise.offer(observation.title)
+        return cls(url=url, title=title, title_plain=plain if plain != title else "",
                    controls=tuple(controls), texts=tuple(sorted(texts)), listed=tuple(sorted(listed)),
                    records=bool(view.reading.unit_texts), keyed=keyed)
 
@@ -242,7 +279,9 @@ class PageSignature(BaseModel):
         if not agree(self.url, url):
             return Difference("site", f"the page is {url}, the recording was on {self.url}")
         title = normalise.told(observation.title)
-        if not agree(self.title, title):
+        # "New: Product page" recorded with condition New is the same title for condition Used
+        plainly = bool(self.title_plain) and self.title_plain == normalise.offer(observation.title)
+        if not agree(self.title, title) and not plainly:
             return Difference("site", f"the page's title is {title!r}, the recording's was {self.title!r}")
         recorded = Counter(self.controls)
         unexplained_units: set[int] = set()
@@ -250,7 +289,7 @@ class PageSignature(BaseModel):
         fields_added = False
         chrome = self._list_chrome(view)
         for element_id, key in view.keys.items():  # controls outside lists first take the recorded ones
-            if view.unit_of(element_id) is None:
+            if view.unit_of(element_id) is None and not _saving(view, element_id):
                 if recorded[key] > 0:
                     recorded[key] -= 1
                 elif element_id not in chrome:
@@ -271,7 +310,11 @@ class PageSignature(BaseModel):
                 continue
             if line.unit is not None:
                 unexplained_units.add(line.unit)
-            elif line.says_something:  # a warning or a notice appeared (a new short label is layout)
+            elif line.heads_list and not _WARNS.search(line.text.casefold()):
+                continue  # a panel's own title came with its records ("Your most recent edits")
+            elif line.says_something or line.about_a_field:
+                # a warning or a notice appeared, or any line of the form changed ("Prices excl.
+                # VAT"): a new short label elsewhere is layout
                 words.append(line.text)
         if not (added or missing or words):
             # On a page about this item when recorded (a search for its SKU), a record that now shows

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -61,6 +61,9 @@ class ClickTool(Tool):
 
 class FillTool(Tool):
     name = "fill"
+    # Whether fill types markdown-like text into an editable region with the editor's own shortcuts
+    # (issue 27): replay binds a rich text the model composed with the keyboard to one fill only then.
+    RICH_TEXT_FILL: ClassVar[bool] = False
     description = (
         "Replace the value of a text input, textarea or editable region with the given text. On a slider "
         "(a range input, or an element with role=\"slider\" and a value) it moves the slider to that value."

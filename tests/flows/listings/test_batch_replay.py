@@ -12,6 +12,7 @@ from flow_helpers import (
     flow_env,  # noqa: F401 (fixture)
     read_artifacts,
     read_events_for,
+    read_flow_run,
     read_task_runs,
     shop,  # noqa: F401 (fixture)
     shop_secret,  # noqa: F401 (fixture)
@@ -55,7 +56,18 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
             assert result.listing_url == stored.url
             # each with its own values and photos (two, one, two, one: "1 photo ready" is waited for)
             assert (stored.title, len(stored.photos)) == (row["title"], len(row["photos"]))
+            # What an operator reads is this run's, never the recording's listing (issue 28): the
+            # feedback, the listing run's state message and its webtask.task.completed event.
+            assert result.feedback == f"Listed SKU {result.sku} at {stored.url}.", result.feedback
+            assert (await read_flow_run(result.flow_run_id)).state.message == result.feedback
+            (completed,) = await read_events_for(f"webtask.task.{result.flow_run_id}")
+            assert completed.payload["reason"] == result.feedback
         assert scripts.keys() == [key] and scripts.load(key).revision == 1
+        # A rerun takes every listing from the ledger, with what each run itself reported.
+        rerun = await batch_results(await batch_listing_upload(listings=rows, replay=True, **params(shop, tmp_path),
+                                                               return_state=True))
+        assert [(result.skipped, result.feedback) for result in rerun] == [
+            (True, f"Listed SKU {result.sku} at {result.listing_url}.") for result in results]
 
         summary = next(a for a in await read_artifacts(state.state_details.flow_run_id) if a.type == "table")
         saved = sum(result.replayed_steps for result in results)

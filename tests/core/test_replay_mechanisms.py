@@ -1,0 +1,213 @@
+"""Issue 25's mechanisms without a browser: list items bound and repeated with this run's length, a
+composed text bound or declined, each commit of a turn with its own check, a completion built from
+this run's page, words that may be the site's own, and a repair that keeps the rest of the script."""
+
+from __future__ import annotations
+
+from webtask_core.browser.models import ElementInfo, Observation
+from webtask_core.record import Step, ToolCallRecord
+from webtask_core.replay import ReplayScript
+from webtask_core.replay.binding import Binding, report_template, template_value
+from webtask_core.replay.folding import Normaliser, label_words
+from webtask_core.replay.recorder import Recorder
+from webtask_core.replay.repair import merge_repair
+from webtask_core.replay.repeats import expand_repeats
+from webtask_core.replay.signature import PageView
+from webtask_core.replay.templates import MissingValue, render, shown_matches
+
+TAGS = {"title": "Brass desk lamp", "tags": ["brass", "lighting", "vintage"], "condition": "New",
+        "description": "A heavy brass lamp from the sixties, rewired last year, with a linen shade and a new "
+                       "switch; the **base** carries a maker's mark."}
+
+
+def typed(value, params=TAGS, *label: str):
+    binding = Binding(params, label_words(*label), strict=True)
+    return template_value(value, binding), binding.problem
+
+
+def test_a_lists_items_and_the_list_in_one_field_are_bound():
+    assert typed("lighting") == ("{{param:tags[1]}}", None)
+    assert typed("brass, lighting, vintage") == ("{{param:tags|join:, }}", None)
+    assert render("{{param:tags|join:, }}", {"tags": ["oak", "chair"]}) == "oak, chair"
+    assert render("{{param:tags[1]}}", {"tags": ["oak", "chair"]}) == "chair"
+    try:
+        render("{{param:tags[2]}}", {"tags": ["oak", "chair"]})
+    except MissingValue as missing:
+        assert "item 3 of tags" in str(missing)
+    else:
+        raise AssertionError("a missing item rendered")
+    # one tag among other words: no format repeats it for another list
+    assert "holds an item of tags" in typed("vintage style")[1]
+
+
+def test_a_long_text_is_bound_or_declined_never_a_literal():
+    assert typed(TAGS["description"]) == ("{{param:description}}", None)
+    # rewritten from the description: half its words are the description's
+    shortened = "Heavy piece from the sixties, rewired last year, with a linen shade."
+    assert "written from description" in typed(shortened)[1]
+    # composed by the model from nothing it was given, and long: the model's to write each time
+    made_up = "This lovely item has been in our family for decades and we are sad to let it go to a new home."
+    assert "no parameter explains" in typed(made_up)[1]
+
+
+def test_a_completion_names_this_runs_page_never_the_recordings():
+    binding = Binding({"sku": "CRSH-002"}, set(), strict=False)
+    page_url = "http://shop:8000/listings/4?published=1"
+    text, problem = report_template("Listed SKU CRSH-002 at http://shop:8000/listings/4.", binding, page_url=page_url)
+    assert (text, problem) == ("Listed SKU {{param:sku}} at {{page:path_url}}.", None)
+    assert render(text, {"sku": "CRSH-006"}, page_url="http://shop:8000/listings/9?published=1") == (
+        "Listed SKU CRSH-006 at http://shop:8000/listings/9.")
+    text, problem = report_template("Created listing 4 for CRSH-002.", binding, page_url=page_url)
+    assert render(text, {"sku": "X"}, page_url="http://shop:8000/listings/9") == "Created listing 9 for X."
+    _, problem = report_template("Listed at http://shop:8000/listings/3 (see there).", binding, page_url=page_url)
+    assert problem is not None and "a page of the recorded run" in problem
+
+
+def test_a_word_the_site_may_own_matches_either_way_in_a_sentence_but_strictly_as_a_value():
+    binding = Binding(TAGS, set(), strict=False, shown=True)
+    assert template_value("New: Product page", binding) == "{{param:condition|or:New}}: Product page"
+    assert template_value("Condition: New", binding) == "Condition: {{param:condition}}"
+    used = TAGS | {"condition": "Used"}
+    assert shown_matches("{{param:condition|or:New}}: Product page", "New: Product page", used)
+    assert shown_matches("Condition: {{param:condition}}", "Condition: Used", used)
+    assert not shown_matches("Condition: {{param:condition}}", "Condition: New", used)
+
+
+def obs(url: str, tree: str, *elements: ElementInfo) -> Observation:
+    return Observation(url=url, title="Shop", tabs=[], tree=tree.strip("\n"), scroll="",
+                       elements={element.id: element for element in elements})
+
+
+TAG_INPUT = ElementInfo(id="span-0", tag="span", role="textbox", text="Tags input field",
+                        attributes={"contenteditable": "True", "placeholder": "Add tags"})
+TAG_FORM = """
+- h1 "New listing"
+- form
+  - text: "Tags"
+  - span-0 (role="textbox" placeholder="Add tags" contenteditable) "Tags input field"
+  - button-0 "Save"
+"""
+SAVE = ElementInfo(id="button-0", tag="button", role="button", text="Save", attributes={"_form": "0", "_submit": "post"})
+
+
+def call(number: int, name: str, **arguments) -> ToolCallRecord:
+    return ToolCallRecord(id=f"c{number}", name=name, input=arguments, ok=True, message="done")
+
+
+def test_tags_typed_one_by_one_repeat_over_this_runs_list():
+    recorder = Recorder(TAGS)
+    page = obs("http://shop/new", TAG_FORM, TAG_INPUT, SAVE)
+    # one tag in a turn of its own, then the two others in one turn (type, Enter, type, Enter)
+    recorder.record(Step(index=1, url=page.url, title="", tool_calls=[
+        call(1, "fill", element_id="span-0", text="brass"), call(2, "press_key", key="Enter")]), page)
+    recorder.record(Step(index=2, url=page.url, title="", tool_calls=[
+        call(3, "fill", element_id="span-0", text="lighting"), call(4, "press_key", key="Enter"),
+        call(5, "fill", element_id="span-0", text="vintage"), call(6, "press_key", key="Enter")]), page)
+    recorder.record(Step(index=3, url=page.url, title="", tool_calls=[call(7, "click", element_id="button-0")]), page)
+    script = recorder.script("k")
+    assert [step.needs_model for step in script.steps] == [None, None]
+    first = script.steps[0]
+    assert [(action.tool, action.input.get("text"), action.each, action.commit) for action in first.actions] == [
+        ("fill", "{{param:tags[#]}}", "tags", False), ("press_key", None, "tags", False)]
+    run = expand_repeats(first.actions, {"tags": ["oak", "chair"]})
+    assert [render(action.input, {"tags": ["oak", "chair"]}) for action in run] == [
+        {"element_id": None, "text": "oak"}, {"key": "Enter"}, {"element_id": None, "text": "chair"}, {"key": "Enter"}]
+    assert expand_repeats(first.actions, {"tags": []}) == []
+
+    # only some of the tags typed that way: no repeat can type another list's, so the model does it
+    partial = Recorder(TAGS)
+    partial.record(Step(index=1, url=page.url, title="", tool_calls=[
+        call(1, "fill", element_id="span-0", text="brass"), call(2, "press_key", key="Enter")]), page)
+    assert "types item" in partial.script("k").steps[0].needs_model
+
+
+def test_two_commits_in_one_turn_are_two_steps_each_with_its_own_check():
+    form = """
+- form
+  - input-0 (type="text" name="note") "Note"
+  - button-0 "Post"
+"""
+    note = ElementInfo(id="input-0", tag="input", type="text", role="textbox", name="note", text="Note",
+                       attributes={"_form": "0"})
+    params = {"first": "Arrived today", "second": "Shipped back"}
+    recorder = Recorder(params)
+    before_first = obs("http://shop/notes", form.replace('"Note"', '"Note"'), note.model_copy(
+        update={"attributes": {"_form": "0", "value": "Arrived today"}}))
+    before_second = obs("http://shop/notes", form, note.model_copy(
+        update={"attributes": {"_form": "0", "value": "Shipped back"}}))
+    recorder._captures = {"c2": before_first, "c4": before_second}
+    page = obs("http://shop/notes", form, note)
+    recorder.record(Step(index=1, url=page.url, title="", tool_calls=[
+        call(1, "fill", element_id="input-0", text="Arrived today"), call(2, "press_key", key="Enter"),
+        call(3, "fill", element_id="input-0", text="Shipped back"), call(4, "press_key", key="Enter")]), page)
+    steps = recorder.script("k").steps
+    assert [[action.tool for action in step.actions] for step in steps] == [["fill"], ["press_key", "fill"],
+                                                                            ["press_key"]]
+    assert steps[0].commit is None
+    values = [[control.value for control in step.commit.controls] for step in steps[1:]]
+    assert values == [["{{param:first}}"], ["{{param:second}}"]]
+
+
+def test_a_repair_keeps_the_rest_of_the_script_and_never_this_items_unbound_values():
+    page = obs("http://shop/new", TAG_FORM, TAG_INPUT, SAVE)
+    recorder = Recorder({"title": "Lamp"})
+    recorder.record(Step(index=1, url=page.url, title="", tool_calls=[call(1, "fill", element_id="span-0", text="Lamp")]),
+                    page)
+    recorder.record(Step(index=2, url=page.url, title="", tool_calls=[call(2, "click", element_id="button-0")]), page)
+    old = ReplayScript(key="k", steps=recorder.script("k").steps)
+    # this run replayed step 1, the model did step 2 its own way (and typed a word of the title)
+    run = Recorder({"title": "Oak chair"})
+    run.record(Step(index=1, url=page.url, title="", tool_calls=[call(1, "fill", element_id="span-0", text="Oak chair")]),
+               page, origin=0)
+    run.record(Step(index=2, url=page.url, title="", tool_calls=[call(2, "fill", element_id="span-0", text="Chair in oak"),
+                                                                 call(3, "click", element_id="button-0")]), page)
+    steps, why = merge_repair(old, run.recorded(), {"title": "Oak chair"})
+    assert steps is None and "holds a value of this item" in why
+    # the model did exactly what the script does: nothing to save
+    same = Recorder({"title": "Oak chair"})
+    same.record(Step(index=1, url=page.url, title="", tool_calls=[call(1, "fill", element_id="span-0", text="Oak chair")]),
+                page, origin=0)
+    same.record(Step(index=2, url=page.url, title="", tool_calls=[call(2, "click", element_id="button-0")]), page)
+    assert merge_repair(old, same.recorded(), {"title": "Oak chair"}) == (None, "not saved: the model did what the "
+                                                                                "script does")
+    # the model pressed Enter instead: step 1 kept as the script had it, step 2 the model's
+    other = Recorder({"title": "Oak chair"})
+    other.record(Step(index=1, url=page.url, title="", tool_calls=[call(1, "fill", element_id="span-0",
+                                                                        text="Oak chair")]), page, origin=0)
+    other.record(Step(index=2, url=page.url, title="", tool_calls=[call(2, "press_key", element_id="span-0",
+                                                                        key="Enter")]), page)
+    steps, _ = merge_repair(old, other.recorded(), {"title": "Oak chair"})
+    assert steps is not None and steps[0] is old.steps[0] and steps[1].actions[0].tool == "press_key"
+
+
+def test_keystrokes_that_composed_a_parameter_are_one_fill_of_the_editor():
+    params = {"description": "Light **trail** shoe."}
+    editor = ElementInfo(id="body-0", tag="body", text="Description", attributes={"contenteditable": "True"})
+    tree = '- form\n  - iframe\n    - body-0 (contenteditable) "Description"\n  - button-0 "Save"'
+    before = obs("http://shop/new", tree, editor, SAVE)
+    after = obs("http://shop/new", tree.replace("(contenteditable)", '(value="Light **trail** shoe." contenteditable)'),
+                editor.model_copy(update={"attributes": {"contenteditable": "True",
+                                                          "value": "Light **trail** shoe."}}), SAVE)
+    keys = [call(1, "click", element_id="body-0"), call(2, "type", text="Light "), call(3, "press_key", key="Control+b"),
+            call(4, "type", text="trail"), call(5, "press_key", key="Control+b"), call(6, "type", text=" shoe.")]
+    for rich, expected in ((True, [("fill", "{{param:description}}")]), (False, None)):
+        recorder = Recorder(params, rich_fill=rich)
+        recorder.record(Step(index=1, url=before.url, title="", tool_calls=keys), before)
+        recorder.record(Step(index=2, url=after.url, title="", tool_calls=[call(7, "click", element_id="button-0")]),
+                        after)
+        first = recorder.script("k").steps[0]
+        if expected is None:  # a fill that types the marks as text would store them: the model's
+            assert first.needs_model is not None
+        else:
+            assert first.needs_model is None
+            assert [(action.tool, action.input["text"]) for action in first.actions] == expected
+
+
+def test_a_recorded_fixed_word_does_not_tie_the_page_to_this_value():
+    recorded = Normaliser(TAGS, identifying=("title",))
+    used = Normaliser(TAGS | {"condition": "Used"}, identifying=("title",))
+    tree = '- h1 "New: Product page"\n- text: "Welcome to your new shop!"'
+    first = PageView.of(obs("http://shop/add", tree), recorded)
+    later = PageView.of(obs("http://shop/add", tree), used)
+    from webtask_core.replay.signature import PageSignature
+    assert PageSignature.of(first).difference(later) is None

@@ -1,0 +1,95 @@
+"""Waiting, before a replayed action, for what a person waits for: overlays opening or closing.
+
+A person does not click while a modal is still fading in or a date picker is about to open after
+the focus reached its field; a replay, running its calls back to back, would. :func:`settle_motion`
+waits (bounded) until no finite animation or transition runs on a visible element and no node was
+added or removed for a short quiet time (``listeners.js`` notes the page's changes), in every frame.
+An endless animation (a spinner) and a page that never stops changing end at the bound.
+:func:`click_neutral_ground` is the other thing a person does with a picker in the way: a click
+where nothing is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from webtask_core.browser.failures import is_closed_error, translate_errors
+
+__all__ = ["settle_motion", "click_neutral_ground", "MOTION_QUIET_S", "MOTION_MAX_S"]
+
+MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
+MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold still
+
+_STILL = """([quietMs, capMs]) => new Promise((done) => {
+  const KEY = Symbol.for('webtask.changed');
+  const start = performance.now(), end = start + capMs;
+  const moving = () => document.getAnimations().some((animation) => {
+    if (animation.playState !== 'running') return false;
+    const timing = animation.effect && animation.effect.getComputedTiming ? animation.effect.getComputedTiming() : {};
+    if (timing.iterations === Infinity) return false;  // a spinner never ends: not an overlay on its way
+    const target = animation.effect && animation.effect.target;
+    return !target || !target.isConnected || target.getClientRects().length > 0;
+  });
+  const look = () => {
+    const now = performance.now();
+    // quiet from now on too: a picker that opens a moment after its field got the focus shows first
+    const changed = window[KEY] === undefined ? start : Math.max(window[KEY], start);
+    if ((!moving() && now - changed >= quietMs) || now >= end) done(now < end);
+    else setTimeout(look, 25);
+  };
+  look();
+})"""
+
+
+async def settle_motion(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: float = MOTION_MAX_S) -> bool:
+    """Wait until every frame of ``page`` holds still (see the module docstring); False when the
+    bound ran out first. A frame that goes away meanwhile is no reason to fail."""
+    frames = [frame for frame in page.frames if not frame.is_detached()]
+
+    async def still(frame: object) -> bool:
+        try:
+            return bool(await frame.evaluate(_STILL, [quiet_s * 1000, max_s * 1000]))  # type: ignore[attr-defined]
+        except PlaywrightError as error:
+            if is_closed_error(error) and frame is page.main_frame:
+                raise
+            return True  # a frame navigating or gone: nothing of it to wait for
+
+    async with translate_errors("wait for the page to hold still", max_s + 1.0):
+        try:
+            results = await asyncio.wait_for(asyncio.gather(*(still(frame) for frame in frames)), max_s + 1.0)
+        except TimeoutError:  # a main thread stuck in a script: no reason to stop the run here
+            return False
+    return all(results)
+
+
+# A point of the page no control, overlay or text field takes: the body or a plain container's
+# margin, looked for along the page's edges inside the viewport (what a person clicks to close a
+# picker). None when every point is taken.
+_NEUTRAL = """() => {
+  const taken = (el) => !el || el.closest('a,button,input,select,textarea,label,summary,[role],[tabindex],'
+    + '[contenteditable],[onclick],dialog,iframe');
+  const w = innerWidth, h = innerHeight;
+  const points = [];
+  for (const y of [8, h * 0.25, h * 0.5, h * 0.75, h - 8]) for (const x of [4, w - 12, w * 0.5]) points.push([x, y]);
+  for (const [x, y] of points) {
+    const el = document.elementFromPoint(x, y);
+    if (!el || taken(el)) continue;
+    const style = getComputedStyle(el);
+    if (style.position === 'fixed' || style.position === 'absolute') continue;  // an overlay's own ground
+    return [x, y];
+  }
+  return null;
+}"""
+
+
+async def click_neutral_ground(page: Page) -> bool:
+    """Click a point of the page that nothing takes (see ``_NEUTRAL``); False when there is none."""
+    async with translate_errors("click where nothing is", MOTION_MAX_S):
+        point = await page.main_frame.evaluate(_NEUTRAL)
+        if not point:
+            return False
+        await page.mouse.click(float(point[0]), float(point[1]))
+    return True
