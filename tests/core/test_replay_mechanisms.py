@@ -51,15 +51,23 @@ def test_a_long_text_is_bound_or_declined_never_a_literal():
 
 
 def test_a_completion_names_this_runs_page_never_the_recordings():
-    binding = Binding({"sku": "CRSH-002"}, set(), strict=False)
+    binding = Binding({"sku": "CRSH-002", "title": "Red shoe"}, set(), strict=False)
     page_url = "http://shop:8000/listings/4?published=1"
-    text, problem = report_template("Listed SKU CRSH-002 at http://shop:8000/listings/4.", binding, page_url=page_url)
+    text, problem, _ = report_template("Listed SKU CRSH-002 at http://shop:8000/listings/4.", binding, page_url=page_url)
     assert (text, problem) == ("Listed SKU {{param:sku}} at {{page:path_url}}.", None)
     assert render(text, {"sku": "CRSH-006"}, page_url="http://shop:8000/listings/9?published=1") == (
         "Listed SKU CRSH-006 at http://shop:8000/listings/9.")
-    text, problem = report_template("Created listing 4 for CRSH-002.", binding, page_url=page_url)
+    text, problem, _ = report_template("Created listing 4 for CRSH-002.", binding, page_url=page_url)
     assert render(text, {"sku": "X"}, page_url="http://shop:8000/listings/9") == "Created listing 9 for X."
-    _, problem = report_template("Listed at http://shop:8000/listings/3 (see there).", binding, page_url=page_url)
+    # a link of the page it ended on (a "View live" link): this run's link, found again
+    text, problem, named = report_template("Published at http://shop:8000/p/77/ (live).", binding, page_url=page_url,
+                                           links={"http://shop:8000/p/77/": "a-3"})
+    assert (text, problem, named) == ("Published at {{link:0}} (live).", None, ["a-3"])
+    assert render(text, {}, links=["http://shop:8000/p/91/"]) == "Published at http://shop:8000/p/91/ (live)."
+    # made of this run's values: a slug of the title
+    text, problem, _ = report_template("Live at http://shop:8000/products/red-shoe/", binding, page_url=page_url)
+    assert (text, problem) == ("Live at {{page:origin}}/products/{{param:title|slug}}/", None)
+    _, problem, _ = report_template("Listed at http://shop:8000/listings/3 (see there).", binding, page_url=page_url)
     assert problem is not None and "a page of the recorded run" in problem
 
 

@@ -26,8 +26,8 @@ from webtask_core.replay.folding import names_agree
 from webtask_core.replay.numbers import NUMBER, NumberStyle, as_number, readings, weak_number
 from webtask_core.replay.templates import PLACEHOLDER, SLUG, fold, page_values
 
-__all__ = ["Binding", "template_value", "template_text", "count_placeholders", "report_template", "LONG_TEXT_CHARS",
-           "JOINS"]
+__all__ = ["Binding", "template_value", "template_text", "count_placeholders", "report_template", "completed",
+           "LONG_TEXT_CHARS", "JOINS"]
 
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
@@ -120,8 +120,8 @@ def template_text(text: str, binding: Binding, *, page_url: str = "") -> str:
         if key in pages and text == pages[key]:
             return "{{page:" + key + "}}"
     origin = pages.get("origin")
-    if origin and text.startswith(origin + "/"):
-        return "{{page:origin}}" + text[len(origin):]
+    if origin and text.startswith(origin + "/"):  # the rest may hold this run's values (/products/red-shoe/)
+        return "{{page:origin}}" + template_text(text[len(origin):], binding)
     whole = _whole(text, binding)
     if whole is not None:
         return whole
@@ -173,6 +173,9 @@ def _whole(text: str, binding: Binding) -> str | None:
         return None
     names = [name for name, param in binding.params.items()
              if not isinstance(param, (list, dict, bool)) and param is not None and fold(str(param)) == folded]
+    if not names and binding.shown and folded.endswith("…"):  # a long value the tree cut: the one it begins
+        cut = completed(folded[:-1], binding.params)
+        names = [cut] if cut is not None else []
     values = {name: str(binding.params[name]) for name in names}
     if not names:
         for name, param in binding.params.items():
@@ -197,6 +200,15 @@ def _whole(text: str, binding: Binding) -> str | None:
     if chosen is None:
         return text if binding.problem is None else None
     return "{{param:" + chosen + _case(text, values[chosen], binding) + "}}"
+
+
+def completed(start: str, params: Mapping[str, Any]) -> str | None:
+    """The one text parameter whose value begins with ``start`` (40 characters or more: a long
+    value the tree cut with "…")."""
+    folded = fold(start)
+    found = [name for name, value in params.items()
+             if isinstance(value, str) and len(folded) >= 40 and fold(value).startswith(folded)]
+    return found[0] if len(found) == 1 else None
 
 
 def _joined_exactly(text: str, sep: str, items: list[Any]) -> bool:
@@ -271,8 +283,8 @@ def _text_matches(text: str, binding: Binding) -> list[tuple[int, int, str]]:
                 full = base[chosen]
                 written = text[begin:finish]
                 suffix = "|slug" if full.endswith("|slug") else _case(written, entries[0][1], binding)
-                if binding.shown and not suffix and _maybe_the_sites_word(written, folded, start, end):
-                    suffix = "|or:" + written
+                if binding.shown and suffix != "|slug" and _maybe_the_sites_word(written, folded, start, end):
+                    suffix = "|or:" + written  # shown lines compare case aside
                 placeholder = "{{param:" + chosen + suffix + "}}"
             found.append((begin, finish, placeholder))
             start = _find_word(folded, needle, end)
@@ -355,39 +367,43 @@ def count_placeholders(text: str, params: Mapping[str, Any]) -> str:
     return re.sub(r"(?<![\w.,])\d+(?![\w.,]\d)", count, text)
 
 
-def report_template(text: str, binding: Binding, *, page_url: str) -> tuple[str, str | None]:
-    """What the model reported (``complete``'s feedback) as a template, and why it cannot be
-    replayed: a URL is this run's page (``{{page:url}}`` inside the text), an id one of its URL's
-    segments (``{{page:segment:2}}``); any other URL holding an id is the recorded run's own, never
-    this run's, so the step is the model's."""
+def report_template(text: str, binding: Binding, *, page_url: str,
+                    links: Mapping[str, str] | None = None) -> tuple[str, str | None, list[str]]:
+    """What the model reported (``complete``'s feedback) as a template, why it cannot be replayed,
+    and the links it names. A URL is this run's page (``{{page:url}}`` inside the text), a link of
+    that page (``links``: absolute URL -> element id; ``{{link:N}}``, the N-th id returned), or made
+    of this run's values; an id is one of the page URL's segments (``{{page:segment:2}}``). Any
+    other URL holding an id is the recorded run's own, never this run's: the step is the model's."""
     pages = page_values(page_url)
     urls = [(pages[key], key) for key in ("url", "path_url") if key in pages]
+    segments = {value: key for key, value in pages.items() if key.startswith("segment:") and value.isdigit()}
     pieces: list[str] = []
+    used: list[str] = []
     at = 0
     problem = None
+
+    def words(part: str) -> str:  # text between URLs: values as placeholders, ids as this page's
+        templated = template_text(part, binding)
+        return "".join(piece if piece.startswith("{{") else re.sub(
+            r"(?<![\w.,/])\d+(?![\w.,]\d)", lambda match: "{{page:" + segments[match.group(0)] + "}}"
+            if match.group(0) in segments else match.group(0), piece) for piece in re.split(r"(\{\{[^}]*\}\})", templated))
+
     for match in _URL.finditer(text):
         url = match.group(0).rstrip(".,;:!?")
-        end = match.start() + len(url)
-        pieces.append(text[at:match.start()])
+        pieces.append(words(text[at:match.start()]))
+        at = match.start() + len(url)
         key = next((key for value, key in urls if url == value), None)
         if key is not None:
             pieces.append("{{page:" + key + "}}")
+        elif links and url in links:
+            used.append(links[url])
+            pieces.append("{{link:" + str(len(used) - 1) + "}}")
         else:
-            bound = template_text(url, Binding(binding.params, set(), strict=False, files=binding.files))
+            bound = template_text(url, Binding(binding.params, set(), strict=False, files=binding.files),
+                                  page_url=page_url)
             pieces.append(bound)
             path = PLACEHOLDER.sub("", bound).split("//", 1)[-1].partition("/")[2]
             if any(char.isdigit() for char in path):
                 problem = f"the report names {url!r}, a page of the recorded run, not of this one"
-        at = end
-    pieces.append(text[at:])
-    templated = template_text("".join(pieces), binding, page_url="")
-    segments = {value: key for key, value in pages.items() if key.startswith("segment:") and value.isdigit()}
-
-    def segment(match: re.Match[str]) -> str:
-        key = segments.get(match.group(0))
-        return "{{page:" + key + "}}" if key else match.group(0)
-
-    parts = re.split(r"(\{\{[^}]*\}\})", templated)
-    templated = "".join(part if part.startswith("{{") else re.sub(r"(?<![\w.,/])\d+(?![\w.,]\d)", segment, part)
-                        for part in parts)
-    return templated, problem
+    pieces.append(words(text[at:]))
+    return "".join(pieces), problem, used

@@ -47,6 +47,8 @@ _ENTER = re.compile(r"\benter\b|\breturn\b", re.IGNORECASE)
 def is_commit(tool: str, arguments: Mapping[str, Any], element: ElementInfo | None) -> bool:
     """Whether a call may submit or change something for good (see the module docstring)."""
     if tool == "press_key":
+        if element is not None and (element.tag == "textarea" or "contenteditable" in element.attributes):
+            return False  # Enter writes a new line there
         return bool(_ENTER.search(str(arguments.get("key", "")))) and (
             element is None or element.tag in ("input", "select") or "_form" in element.attributes)
     if tool != "click" or element is None:
@@ -94,6 +96,16 @@ def _is_radio(element: ElementInfo) -> bool:
     return element.type == "radio" or element.role == "radio"
 
 
+def _radio_label(element: ElementInfo, view: PageView) -> str:
+    """What a radio says: its label, else the text beside it (``( ) Used``)."""
+    read = view.reading.controls.get(element.id)
+    return element.text or (read.after or read.before if read is not None else "")
+
+
+def _tickable(element: ElementInfo) -> bool:
+    return _is_radio(element) or _is_box(element)
+
+
 def _is_box(element: ElementInfo) -> bool:
     return element.type == "checkbox" or (element.role or "") in ("checkbox", "switch")
 
@@ -114,8 +126,9 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
         expected = ExpectedControl(key=view.keys[key])
         if _is_radio(element):
             if _checked(element):
-                binding = Binding(params, label_words(_group_of(element), element.text), strict=False, files=files)
-                check.groups[_group_of(element)] = template_text(element.text, binding)
+                says = _radio_label(element, view)
+                binding = Binding(params, label_words(_group_of(element), says), strict=False, files=files)
+                check.groups[_group_of(element)] = template_text(says, binding)
                 problems += [binding.problem] if binding.problem else []
         elif _is_box(element):
             binding = Binding(params, label, strict=False)
@@ -130,12 +143,16 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
             problems += [binding.problem] if binding.problem else []
         check.controls.append(expected)
     previous = ""
+    # A radio's or a box's own words are what the page offers, whichever this run chooses (groups say which).
+    elements = view.observation.elements
+    offered = {text for key, read in view.reading.controls.items() if key in elements and _tickable(elements[key])
+               for text in (read.before, read.after) if text}
     for line in view.reading.texts:
         if line.unit is not None or line.only_saving:
             continue
         binding = Binding(params, label_words(previous, line.text), strict=False, files=files, counts=True,
                           shown=True)
-        check.texts.append(template_text(line.text, binding))
+        check.texts.append(line.text if line.text in offered else template_text(line.text, binding))
         if line.about_a_field:
             check.field_texts.append(check.texts[-1])
         problems += [binding.problem] if binding.problem else []
@@ -181,7 +198,8 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
         chosen = [element for key in _form_controls(view, element_id)
                   if _is_radio(element := view.observation.elements[key]) and _checked(element)
                   and _group_of(element) == group]
-        if len(chosen) != 1 or not shown_matches(template, chosen[0].text, params, files=files, page_url=url):
+        if len(chosen) != 1 or not shown_matches(template, _radio_label(chosen[0], view), params, files=files,
+                                                 page_url=url):
             return f"the choice in {group!r} is not this run's"
     shown_chips = _chips(view, element_id, params, shapes=check.chips)
     for name in check.chips:
@@ -203,7 +221,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
         else:
             if _PLACEHOLDER_START in template or _says_something(template) or template in check.field_texts:
                 return f"the page no longer shows {template[:80]!r} with this run's values"
-    added = [line.text for line in lines if line.says_something or line.about_a_field]
+    added = [line.text for line in lines if (line.says_something or line.about_a_field) and not line.heads_list]
     if added:
         return f"the page says what it did not when recorded: {added[0][:80]!r}"
     return None

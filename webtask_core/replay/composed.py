@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from webtask_core.replay.binding import Binding, template_text
+from webtask_core.replay.binding import Binding, completed, template_text
 from webtask_core.replay.folding import label_words
 from webtask_core.replay.script import ScriptAction
 from webtask_core.replay.templates import ELEMENT
@@ -62,6 +62,9 @@ def compose(actions: list[ScriptAction], problems: list[str | None], after: Page
     if element is None or "value" not in element.attributes:
         return None
     value = element.attributes["value"]
+    if value.endswith("…"):  # cut by the tree: the one text parameter it is the start of
+        name = completed(value[:-1], params)
+        value = str(params[name]) if name is not None else value
     if MARKDOWN.search(value) and not rich_fill:
         return None  # the fill tool would type the marks as text
     binding = Binding(params, label_words(element.text, element.name), strict=True, files=files)
@@ -70,3 +73,4 @@ def compose(actions: list[ScriptAction], problems: list[str | None], after: Page
         return None
     fill = ScriptAction(tool="fill", input={"element_id": ELEMENT, "text": bound}, element=editor)
     return [*actions[:start], fill], [*problems[:start], None]
+

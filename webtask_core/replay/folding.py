@@ -70,8 +70,16 @@ class Normaliser:
         # A text that is one value whole, or one line of a value of several lines (an editor shows each
         # paragraph of a description as a line of its own).
         self._whole = _marks(_values(params, any_length=True) + _lines(params))
-        self._slugs = _marks([(_SPACE.sub(" ", re.sub(r"[^\w]+", " ", re.sub(r"['’]", "", text))).strip(), name)
-                              for text, name in _values(params, any_length=True)])
+        # A list written in one line ("brass, desk, vintage"): the list, however many items this run has.
+        joins = [(sep.join(_SPACE.sub(" ", str(item)).strip().casefold() for item in value), name)
+                 for name, value in params.items() if isinstance(value, list) and len(value) > 1
+                 for sep in (", ", ",", "; ", " · ", " | ")]
+        self._joins = _pattern(sorted(joins, key=lambda pair: -len(pair[0])))
+        self._join_names = dict(joins)
+        slugs = [(_SPACE.sub(" ", re.sub(r"[^\w]+", " ", re.sub(r"['’]", "", text))).strip(), name)
+                 for text, name in _values(params, any_length=True)]
+        self._slugs = _marks(slugs)
+        self._identifying_slugs = _marks([pair for pair in slugs if chosen is None or pair[1] in chosen])
         self._identifying = _pattern([pair for pair in values if chosen is None or pair[1] in chosen])
         self._identifying_marks = tuple("{" + name + "}" for name in params if chosen is None or name in chosen)
         self._files = _pattern([(name.casefold(), "file") for name in files if len(name) >= _MIN_PARAM_CHARS])
@@ -84,8 +92,13 @@ class Normaliser:
         run's condition is the one to check)."""
         folded = _SPACE.sub(" ", text or "").strip().casefold()
         whole = self._whole.get(folded)
+        if whole is None and folded.endswith("…") and len(folded) > 40:  # a long value the tree cut
+            starts = {names for value, names in self._whole.items() if value.startswith(folded[:-1])}
+            whole = starts.pop() if len(starts) == 1 else None
         if whole is not None:
             return "{" + whole + "}"
+        if self._joins is not None:
+            folded = self._joins.sub(lambda match: "{" + self._join_names[match.group(0)] + "}", folded)
         if self._every is not None:
             folded = self._every.sub(lambda match: "{" + self._names[match.group(0)] + "}", folded)
         return self._finish(folded)
@@ -110,10 +123,11 @@ class Normaliser:
         # "1 photo ready" and "2 photos ready" read alike: counts change with the item, not the site
         return _COUNTED.sub(r"# \1", _DIGITS.sub("#", _DATE_WORDS.sub("@", folded)))
 
-    def segment(self, segment: str) -> str:
-        """A URL path segment: ``{name}`` when it is a parameter's value or its slug."""
+    def segment(self, segment: str, *, plainly: bool = False) -> str:
+        """A URL path segment: ``{name}`` when it is a parameter's value or its slug (``plainly``:
+        only an identifying one's — ``/listings/new`` is the site's, whatever this run's condition)."""
         folded = unquote(segment).replace("-", " ").replace("_", " ").casefold()
-        names = self._slugs.get(_SPACE.sub(" ", folded).strip())
+        names = (self._identifying_slugs if plainly else self._slugs).get(_SPACE.sub(" ", folded).strip())
         return "{" + names + "}" if names else segment
 
     def mentions(self, text: str) -> bool:
@@ -210,15 +224,23 @@ def _bounded(text: str) -> str:
     return (r"(?<!\w)" if text[:1].isalnum() else "") + re.escape(text) + (r"(?!\w)" if text[-1:].isalnum() else "")
 
 
-def url_pattern(url: str, normalise: Normaliser | None = None) -> str:
+def url_pattern(url: str, normalise: Normaliser | None = None, *, plainly: bool = False) -> str:
     """``/listings/drafts/*?sku`` for ``https://shop/listings/drafts/a1b2?sku=X``: path segments
     holding a digit (ids) become ``*``, with ``normalise`` a segment that is a parameter's value (or
-    its slug: ``/products/create/bags/``) becomes ``{name}``, query keys stay sorted and their values go."""
+    its slug: ``/products/create/bags/``) becomes ``{name}`` (``plainly``: an identifying one's only),
+    query keys stay sorted and their values go."""
     parts = urlsplit(url)
     if parts.scheme in ("about", "data", "chrome"):
         return f"{parts.scheme}:{parts.path}"
-    segments = ["*" if any(char.isdigit() for char in segment) else
-                (normalise.segment(segment) if normalise is not None else segment) for segment in parts.path.split("/")]
+    segments = [_segment(segment, normalise, plainly) for segment in parts.path.split("/")]
     path = "/".join(segments).rstrip("/") or "/"
     keys = sorted({key for key, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return path + ("?" + "&".join(keys) if keys else "")
+
+
+def _segment(segment: str, normalise: Normaliser | None, plainly: bool) -> str:
+    """A parameter's value first (a title's slug may hold digits: ``paperback-atlas-dr-1``), then an id."""
+    folded = normalise.segment(segment, plainly=plainly) if normalise is not None and segment else segment
+    if folded != segment:
+        return folded
+    return "*" if any(char.isdigit() for char in segment) else segment

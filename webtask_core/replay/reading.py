@@ -276,8 +276,8 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             element = observation.elements.get(child.element_id)
             before = after = ""
             if element is not None and is_field(element):
-                before = _beside(node.children, index, -1)
-                after = _beside(node.children, index, 1)
+                before = _beside(node.children, index, -1, observation)
+                after = _beside(node.children, index, 1, observation)
             reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form,
                                                              section)
             heading = None
@@ -294,14 +294,28 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             heading = None
 
 
-def _beside(siblings: list[_Node], index: int, way: int) -> str:
-    """The nearest text among ``siblings`` from ``index`` in direction ``way``, not past a control."""
+def _beside(siblings: list[_Node], index: int, way: int, observation: Observation) -> str:
+    """The nearest text among ``siblings`` from ``index`` in direction ``way``, not past a control. A
+    status that only reports saving is nobody's label; the text before a radio or box that follows
+    another one's text is that one's (``( ) New ( ) Used``)."""
     at = index + way
     while 0 <= at < len(siblings):
         sibling = siblings[at]
         if sibling.kind == "element" or _holds(sibling, lambda node: node.kind == "element"):
             return ""
         if sibling.kind == "text" or (sibling.kind in _WORDED and sibling.text):
+            if is_saving_status(sibling.text):
+                return ""
+            if way < 0 and _tickable_at(siblings, index, observation) and _tickable_at(siblings, at - 1, observation):
+                at -= 2  # another radio's own label: the group's is further up
+                continue
             return sibling.text
         at += way
     return ""
+
+
+def _tickable_at(siblings: list[_Node], at: int, observation: Observation) -> bool:
+    if not 0 <= at < len(siblings) or siblings[at].kind != "element":
+        return False
+    element = observation.elements.get(siblings[at].element_id or "")
+    return element is not None and _tickable(element)

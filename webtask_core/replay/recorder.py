@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from webtask_core.replay.binding import Binding, count_placeholders, report_template, template_value
 from webtask_core.replay.commit import capture_commit, is_commit
@@ -27,7 +28,7 @@ from webtask_core.replay.composed import compose
 from webtask_core.replay.folding import Normaliser, decide_marks, label_words
 from webtask_core.replay.repeats import adds_an_item, fold_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
-from webtask_core.replay.signature import PageSignature, PageView
+from webtask_core.replay.signature import ElementFingerprint, PageSignature, PageView
 from webtask_core.replay.templates import ELEMENT
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class Recorder:
         current = view
         draft = _Draft(view, self._free_text(step.model_text, observation.url), origin)
         drafts: list[_Draft] = []
+        focused: ElementInfo | None = None  # where the keyboard goes: the last element this turn acted on
         for call in step.tool_calls:
             if not call.ok or not isinstance(call.input, dict):
                 continue
@@ -88,7 +90,9 @@ class Recorder:
                 return  # an element the observation does not know: this step cannot be recorded
             action, problem = self._action(call, element, view)
             previous = draft.actions[-1] if draft.actions else self._last_action(drafts)
-            commit = is_commit(call.name, call.input, element) and not adds_an_item(previous, action)
+            # Enter in an editor the turn clicked into is a new line, not a submit.
+            commit = is_commit(call.name, call.input, element or focused) and not adds_an_item(previous, action)
+            focused = element or focused
             if commit and draft.actions:
                 # Filled and submitted in one turn (or two submits in one turn: type, Enter, type,
                 # Enter): a step ends before each submit, each with the check of its own submit.
@@ -189,16 +193,31 @@ class Recorder:
                 tool = "check"
                 data = {"element_id": ELEMENT, "checked": True if _radio(element) else not _checked(element)}
         binding = Binding(self.params, label, strict=tool in _TYPED_TOOLS, files=self.files)
-        value = {key: (item if key == "element_id" else template_value(item, binding, page_url=view.observation.url))
+        # A radio is only ever checked: its state is the tool's, the choice is which radio (its label).
+        constant = {"element_id"} | ({"checked"} if tool == "check" and element is not None and _radio(element) else set())
+        value = {key: (item if key in constant else template_value(item, binding, page_url=view.observation.url))
                  for key, item in data.items()}
         problem = binding.problem
+        links: list[ElementFingerprint] = []
         if tool == "complete" and isinstance(data.get("feedback"), str):  # built from this run, never the recording's
-            value["feedback"], problem = report_template(data["feedback"], binding, page_url=view.observation.url)
+            value["feedback"], problem, named = report_template(data["feedback"], binding, page_url=view.observation.url,
+                                                                links=_links(view))
+            links = [view.fingerprints[element_id] for element_id in named]
         if tool == "wait_for" and isinstance(value.get("text"), str):  # "2 photos ready" for two photos
             value["text"] = count_placeholders(value["text"], self.params)
         if tool == "set_output" and _has_literal(value):
             problem = f"{tool} reports a value read off the page, which a replay cannot know"
-        return ScriptAction(tool=tool, input=value, element=fingerprint), problem
+        return ScriptAction(tool=tool, input=value, element=fingerprint, links=links), problem
+
+
+def _links(view: PageView) -> dict[str, str]:
+    """Absolute URL -> the one link of the page that leads there (links to one place twice: neither)."""
+    found: dict[str, list[str]] = {}
+    for element_id, element in view.observation.elements.items():
+        href = element.attributes.get("href")
+        if href and not href.startswith(("#", "javascript:")):
+            found.setdefault(urljoin(view.observation.url, href), []).append(element_id)
+    return {url: ids[0] for url, ids in found.items() if len(ids) == 1}
 
 
 @dataclass

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from webtask_core.llm.types import ModelReply, ToolCall, Usage
 from webtask_core.replay.commit import verify_commit
@@ -194,14 +195,23 @@ class Replayer:
                 if mismatch is not None:
                     what = action.element.describe() if action.element else "the page"
                     return None, "site", f"before {action.tool} on {what}: {mismatch}"
+            links = []
+            for link in action.links:  # a link the report names: this run's, found again on this page
+                found, why = view.resolve(link)
+                href = view.observation.elements[found].attributes.get("href") if found is not None else None
+                if href is None:
+                    return None, "values", f"the report names a link that is not on this page ({why or 'no href'})"
+                links.append(urljoin(url, href))
             try:
-                arguments = render(action.input, self.params, page_url=url, element_id=element_id, files=self.files)
+                arguments = render(action.input, self.params, page_url=url, element_id=element_id, files=self.files,
+                                   links=links)
             except MissingValue as missing:
                 return None, "values", str(missing)
             calls.append(ToolCall(id=f"replay_{index + 1}_{number + 1}", name=action.tool, input=arguments))
         self.position = index + 1
         self.replayed += 1
         self._decided, self._decided_actions = index, actions
+        self._committed = None  # the page after the last submit is the script's: it went through as recorded
         text = REPLAYED_TEXT.format(number=index + 1, key=self.script.key, revision=self.script.revision)
         return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), "", ""
 

@@ -39,6 +39,7 @@ class ScriptAction(BaseModel):
     # The list parameter this action is repeated over: consecutive actions with the same ``each``
     # run once per item of this run's list, ``{{param:NAME[#]}}`` standing for the item.
     each: str | None = None
+    links: list[ElementFingerprint] = Field(default_factory=list)  # the links {{link:N}} names, found again
 
 
 class ScriptStep(BaseModel):

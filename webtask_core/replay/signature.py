@@ -92,7 +92,8 @@ class ElementFingerprint(BaseModel):
         for key in (*NAMING_ATTRIBUTES, *TELLING_ATTRIBUTES, "value"):
             value = element.attributes.get(key)
             if value and not (key == "value" and element.tag != "button"):  # a field's value is its state
-                attributes[key] = url_pattern(value, normalise) if key == "href" else normalise(value)
+                attributes[key] = (url_pattern(value, normalise, plainly=True) if key in ("href", "_action")
+                                   else normalise(value))
         raw = {"text": "" if is_value_display(element) else element.text,
                "before": beside.before if beside is not None else "", "after": beside.after if beside is not None else "",
                "section": beside.section if beside is not None else ""}
@@ -209,8 +210,8 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
     text = "" if is_value_display(element) else normalise.offer(element.text)
     parts = [element.tag, element.type or "", element.role or "", element.name or "", text]
     href = element.attributes.get("href")
-    if href:  # this run's values folded: the item's own row links to this item's slug
-        parts.append("-> " + url_pattern(href, normalise))
+    if href:  # the item's own row links to this item's slug; "/listings/new" stays the site's
+        parts.append("-> " + url_pattern(href, normalise, plainly=True))
     placeholder = element.attributes.get("placeholder")
     if placeholder:
         parts.append("placeholder " + normalise.offer(placeholder))
@@ -236,6 +237,7 @@ class PageSignature(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     url: str
+    url_plain: str = ""  # the URL with only the identifying values folded, where that differs
     title: str
     title_plain: str = ""  # the title with only the identifying values folded, where that differs
     controls: tuple[str, ...] = ()  # keys of the controls outside lists of records, sorted (a multiset)
@@ -258,7 +260,9 @@ class PageSignature(BaseModel):
         # A value two parameters shared in the URL (/products/create/shoes/): its words decide which.
         url = decide_marks(url_pattern(observation.url, normalise), label_words(urlsplit(observation.url).path))
         title, plain = normalise.told(observation.title), normalise.offer(observation.title)
-        return cls(url=url, title=title, title_plain=plain if plain != title else "",
+        url_plain = url_pattern(observation.url, normalise, plainly=True)
+        return cls(url=url, url_plain=url_plain if url_plain != url else "", title=title,
+                   title_plain=plain if plain != title else "",
                    controls=tuple(controls), texts=tuple(sorted(texts)), listed=tuple(sorted(listed)),
                    records=bool(view.reading.unit_texts), keyed=keyed)
 
@@ -276,7 +280,8 @@ class PageSignature(BaseModel):
         """None when ``view`` is this page as a model would see it again; else how it differs."""
         observation, normalise = view.observation, view.normalise
         url = url_pattern(observation.url, normalise)
-        if not agree(self.url, url):
+        plain_url = bool(self.url_plain) and self.url_plain == url_pattern(observation.url, normalise, plainly=True)
+        if not agree(self.url, url) and not plain_url:
             return Difference("site", f"the page is {url}, the recording was on {self.url}")
         title = normalise.told(observation.title)
         # "New: Product page" recorded with condition New is the same title for condition Used

@@ -12,6 +12,7 @@
   over the list, ``{{param:NAME[#]}}`` is the item of this repetition.
 - ``{{page:url}}`` / ``{{page:path_url}}`` / ``{{page:origin}}``: the page's URL, without its query,
   its scheme and host; ``{{page:segment:N}}``: the URL path's segment ``N`` (an id).
+- ``{{link:N}}``: the URL of a link on this run's page (the action's ``links[N]``, found again).
 - ``{{count:NAME}} noun``: how many items a list parameter has, with the noun's plural following.
 - ``{{file}}``: in text a page shows, the name of one of this run's uploaded files.
 - ``{{secret:NAME}}`` stays as the model wrote it: scripts never hold a secret.
@@ -34,7 +35,7 @@ __all__ = ["MissingValue", "ELEMENT", "PLACEHOLDER", "render", "shown_matches", 
            "SLUG", "FILE_MARK"]
 
 ELEMENT = "{{element}}"
-PLACEHOLDER = re.compile(r"\{\{(param|page|count|file|secret)(?::([^}|]+))?(?:\|([^}]+))?\}\}( [A-Za-z]+)?")
+PLACEHOLDER = re.compile(r"\{\{(param|page|link|count|file|secret)(?::([^}|]+))?(?:\|([^}]+))?\}\}( [A-Za-z]+)?")
 _SPACE = re.compile(r"\s+")
 SLUG = re.compile(r"[^a-z0-9]+")
 FILE_MARK = "\x00"  # where a {{file}} stood, while a template is compared
@@ -72,15 +73,17 @@ def param_name(name: str) -> str:
 
 
 def render(value: Any, params: Mapping[str, Any], *, page_url: str = "", element_id: str | None = None,
-           files: Sequence[str] = ()) -> Any:
+           files: Sequence[str] = (), links: Sequence[str] = ()) -> Any:
     """``value`` with its placeholders replaced by this run's values; :class:`MissingValue` when a
     parameter is not given or cannot be written the recorded way. A placeholder standing alone
-    takes the parameter's value as it is (a list stays a list)."""
+    takes the parameter's value as it is (a list stays a list). ``links``: the URLs of the links
+    the action names (``{{link:N}}``), found on this run's page."""
     if isinstance(value, dict):
-        return {key: render(item, params, page_url=page_url, element_id=element_id, files=files)
+        return {key: render(item, params, page_url=page_url, element_id=element_id, files=files, links=links)
                 for key, item in value.items()}
     if isinstance(value, list):
-        return [render(item, params, page_url=page_url, element_id=element_id, files=files) for item in value]
+        return [render(item, params, page_url=page_url, element_id=element_id, files=files, links=links)
+                for item in value]
     if not isinstance(value, str):
         return value
     if value == ELEMENT:
@@ -103,6 +106,10 @@ def render(value: Any, params: Mapping[str, Any], *, page_url: str = "", element
             return pages[name] + noun
         if kind == "file":
             raise MissingValue("a file name is only ever compared, never written")
+        if kind == "link":
+            if name is None or not name.isdigit() or int(name) >= len(links):
+                raise MissingValue(f"the link {name} the recording named is not on this page")
+            return links[int(name)] + noun
         if kind == "count":
             items = _param(name, params)
             number = len(items) if isinstance(items, list) else 1

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from drift_widget_model import RichText, section_of, widget_calls
+
 from webtask_core.testing import Reply, ToolUse
 from webtask_core.testing.request_view import (
     TreeElement,
@@ -179,12 +181,16 @@ class SellerPolicy:
     """``SellerPolicy(price_format=..., checkbox_by_click=False)``.
 
     ``price_format``: how this seller writes a price into the form (``"${}"`` types ``$24.50`` for
-    24.50); ``checkbox_by_click``: flip the box with a click instead of ``check`` (as many models do).
+    24.50); ``checkbox_by_click``: flip the box with a click instead of ``check`` (as many models do);
+    ``tags_per_turn`` and ``rich_text``: how it fills the widget form (drift_widget_model.py).
     """
 
-    def __init__(self, *, price_format: str = "{}", checkbox_by_click: bool = False):
+    def __init__(self, *, price_format: str = "{}", checkbox_by_click: bool = False, tags_per_turn: bool = False,
+                 rich_text: RichText = "keys"):
         self.price_format = price_format
         self.checkbox_by_click = checkbox_by_click
+        self.tags_per_turn = tags_per_turn  # the widget form's tags: one per turn, or all in one turn
+        self.rich_text = rich_text  # the description: typed with the keyboard, or one fill (issue 27)
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         data = task_json(request)
@@ -265,6 +271,11 @@ class SellerPolicy:
                 continue
             label = label_of(node)
             meaning, inverted = meaning_of(label)
+            if _fold(label) == "country":  # which country: its section says (a fieldset, a heading)
+                meaning, inverted = meaning_of(section_of(node))
+            if meaning is None and (node.element.tag == "body" or node.element.attributes.get("type") == "radio"
+                                    or ("tags" in data and _fold(label) == "available from")):
+                continue  # the widgets' (drift_widget_model.py)
             if meaning is None:
                 if node.element.has("required") or label.strip().endswith("*") or "required" in label.casefold():
                     return _abort(f"the form has a required field I do not know: {label or node.element.line!r}")
@@ -272,7 +283,16 @@ class SellerPolicy:
             fields.setdefault(meaning, []).append((node, inverted))
         calls = []
         cents = any(node.kind == "text" and "in cents" in node.text.casefold() for node in nodes)
+        excluding = [node.text for node in nodes if node.kind == "text" and "excl" in node.text.casefold()
+                     and "vat" in node.text.casefold()]
+        if excluding:
+            return _abort(f"the form says {excluding[0]!r}: my prices include VAT, and I will not work out another")
+        widgets = "tags" in data
+        first_turn = not widgets or not any(
+            node.element.attributes.get("value") == data["title"] for node, _ in fields.get("title", []) if node.element)
         for meaning in LABEL_WORDS:
+            if widgets and meaning == "description":
+                continue  # in the editor (drift_widget_model.py)
             found = fields.get(meaning, [])
             if len(found) != 1:
                 what = "no" if not found else f"{len(found)}"
@@ -296,6 +316,16 @@ class SellerPolicy:
                 if meaning == "price":
                     text = str(int(Decimal(text) * 100)) if cents else self.price_format.format(text)
                 calls.append(ToolUse("fill", {"element_id": element.id, "text": text}))
+        if widgets:
+            if not first_turn:  # the fields hold their values since the first turn
+                calls = []
+            more, done, problem = widget_calls(data, nodes, scope, tags_per_turn=self.tags_per_turn,
+                                               rich_text=self.rich_text, first_turn=first_turn)
+            if problem is not None:
+                return _abort(problem)
+            calls += more
+            if not done:
+                return Reply("Filling in the listing.", calls)
         calls.append(ToolUse("click", {"element_id": button}))
         return Reply("Filling in the listing.", calls)
 
@@ -307,6 +337,13 @@ class SellerPolicy:
                 meaning, _ = meaning_of(texts[0])
                 if meaning is not None:
                     shown[meaning] = texts[1]
+                elif "tags" in data:  # the widget form's rows
+                    shown[_fold(texts[0]).replace(" ", "_")] = texts[1]
+        if "tags" in data:
+            for key, wanted in (("condition", data["condition"]), ("tags", ", ".join(data["tags"])),
+                                ("available_from", data["available"])):
+                if _fold(shown.get(key, "")) != _fold(str(wanted)):
+                    return _abort(f"the confirm page shows {key.replace('_', ' ')} {shown.get(key)!r}, not {wanted!r}")
         for meaning in LABEL_WORDS:
             if meaning not in shown:
                 return _abort(f"the confirm page does not show the {meaning.replace('_', ' ')}")
@@ -326,6 +363,9 @@ class SellerPolicy:
 
 
 def _same(meaning: str, shown: str, wanted: Any) -> bool:
+    if meaning == "description":  # the editor's bold marks are the page's formatting, not its words
+        shown, wanted = _fold(shown.replace("*", "")), _fold(str(wanted).replace("*", ""))
+        return shown == wanted or (shown.endswith("…") and wanted.startswith(shown[:-1]))  # cut by the tree
     if meaning in ("price", "quantity"):
         return _number(shown) is not None and _number(shown) == _number(wanted)
     if meaning == "show_in_search":

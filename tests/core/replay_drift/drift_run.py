@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from drift_model import SellerPolicy
 from drift_site import MEANINGS, PASSWORD, USERNAME, DriftSite, Style, Variant
+from drift_widgets import WIDGET_MEANINGS
 from pydantic import SecretStr
 
 from webtask_core import Agent, WorkerStatus
@@ -35,7 +36,8 @@ from webtask_core.testing import FakeLLM
 from webtask_core.tools.registry import ToolRegistry
 from webtask_core.worker import WorkerOptions
 
-__all__ = ["Case", "Outcome", "DriftEnv", "RECORDED", "THIS_RUN", "SCRIPT_KEY", "RESULTS", "judge", "markdown_table"]
+__all__ = ["Case", "Outcome", "DriftEnv", "RECORDED", "THIS_RUN", "THIS_RUN_WIDGETS", "RECORDINGS", "SCRIPT_KEY",
+           "RESULTS", "judge", "markdown_table"]
 
 SCRIPT_KEY = "drift-listing.site.v1"
 SECRETS = WorkerOptions(secrets={"site_password": SecretStr(PASSWORD)})
@@ -53,13 +55,47 @@ THIS_RUN: dict[str, Any] = {
     # diagnostic run showing which cases store something wrong for a reason of their own.
     "show_in_search": os.environ.get("WEBTASK_DRIFT_SAME_BOX") == "1",
 }
-# How the seller recorded: its values over RECORDED, and how it writes prices and flips the box.
-RECORDINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "plain": ({}, {}),
-    "equal": ({"price": "5", "quantity": "5"}, {}),  # two fields with the same value
-    "dollar": ({}, {"price_format": "${}"}),  # typed "$24.50" for 24.50
-    "click": ({}, {"checkbox_by_click": True}),  # flipped the box with a click
-    "box-off": ({"show_in_search": False}, {}),  # wanted the box off: nothing to do, no call recorded
+# The widget form's values (issue 25): the recording's, and every replay's unless its case says
+# otherwise — another condition (whose word is not the site's "New listing"), another number of tags,
+# a long description in two paragraphs typed with the keyboard.
+RECORDED_WIDGETS: dict[str, Any] = {
+    "condition": "New", "tags": ["brass", "desk", "vintage"], "available": "2026-03-15",
+    "description": "Brass desk lamp from the sixties, rewired last year, with its original linen shade.\n"
+                   "Bulb included; the switch is new.",
+}
+THIS_RUN_WIDGETS: dict[str, Any] = {
+    "condition": "Used", "tags": ["atlas", "maps"], "available": "2026-04-02",
+    "description": "Second-hand atlas of the world, 1998 edition, with a few pencil marks inside its cover.\n"
+                   "Ships in a padded envelope.",
+}
+BOLD = {"description": "Brass desk lamp, **rewired** last year.\nBulb included."}
+
+
+@dataclass(frozen=True)
+class Recording:
+    """How the seller recorded: its values over RECORDED, how it writes (SellerPolicy's options),
+    and the site it recorded on (Variant's fields over the style's default)."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    policy: dict[str, Any] = field(default_factory=dict)
+    site: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def widgets(self) -> bool:
+        return bool(self.site.get("widgets"))
+
+
+RECORDINGS: dict[str, Recording] = {
+    "plain": Recording(),
+    "equal": Recording({"price": "5", "quantity": "5"}),  # two fields with the same value
+    "dollar": Recording(policy={"price_format": "${}"}),  # typed "$24.50" for 24.50
+    "click": Recording(policy={"checkbox_by_click": True}),  # flipped the box with a click
+    "box-off": Recording({"show_in_search": False}),  # wanted the box off: nothing to do, no call recorded
+    "widgets": Recording(RECORDED_WIDGETS, site={"widgets": True}),  # all tags in one turn
+    "widgets-per-turn": Recording(RECORDED_WIDGETS, {"tags_per_turn": True}, {"widgets": True}),
+    "widgets-bold": Recording(RECORDED_WIDGETS | BOLD, site={"widgets": True}),  # a bold phrase, typed with Ctrl+B
+    "sections": Recording(site={"sections": True}),  # "Country" under "Ships from" / "Ships to"
+    "vat": Recording(site={"vat_note": "Prices incl. VAT"}),  # a line of the form under the price
 }
 RESULTS: list[Outcome] = []  # every run of this session, for the table at the end
 
@@ -83,6 +119,7 @@ class Case:
     values: dict[str, Any] = field(default_factory=dict)
     expect: Expect = "any"
     fault: Fault = ""
+    policy: dict[str, Any] = field(default_factory=dict)  # how the model fills the form when it takes over
 
 
 @dataclass
@@ -102,6 +139,9 @@ class Outcome:
     feedback: str = ""
     seconds: float = 0.0
     error: str = ""
+    notes: list[str] = field(default_factory=list)  # what the model was told where replay handed over
+    script: str = ""  # the script's revision after the run, and for a repair how much of it was kept
+    kept_steps: int = 0  # a repair's steps that are the recording's, as recorded
 
     @property
     def passed(self) -> bool:
@@ -126,8 +166,9 @@ def judge(events: list[tuple[str, dict[str, Any]]], wanted: dict[str, Any]) -> t
         return True, "events " + ", ".join(kinds)
     (_, stored), = events
     differences = []
-    for name in MEANINGS:
-        got, want = stored.get(name), wanted[name]
+    widgets = [name for name in WIDGET_MEANINGS if name in stored]
+    for name in (*MEANINGS, *widgets):
+        got, want = stored.get(name), wanted.get(name)
         if name in ("price", "quantity"):
             same = got is not None and Decimal(got) == _as_number(want)
         elif name == "description":
@@ -215,12 +256,12 @@ class DriftEnv:
             return self._recordings[key]
 
     async def _record(self, style: Style, flavour: str) -> Path:
-        changes, policy_options = RECORDINGS[flavour]
-        values = RECORDED | changes
+        recording = RECORDINGS[flavour]
+        values = RECORDED | recording.values
         folder = self.folder / f"recorded-{style}-{flavour}"
-        with DriftSite(Variant(style=style)) as site:
+        with DriftSite(Variant(style=style, **recording.site)) as site:
             params = self._params(values, site)
-            llm = FakeLLM(SellerPolicy(**policy_options))
+            llm = FakeLLM(SellerPolicy(**recording.policy))
             result, _ = await self._do(site, params, ScriptStore(LocalSessionStore(folder)), llm)
             wrong, stored = judge(site.events, params)
         if result.status is not WorkerStatus.completed or result.replay != "recorded" or wrong or stored != "right":
@@ -243,7 +284,7 @@ class DriftEnv:
         try:
             replay = (Replay(key=SCRIPT_KEY, params=params, store=store, identifying=("sku", "title"))
                       if store is not None else None)
-            result = await agent.do(task_for(params), max_steps=16, replay=replay)
+            result = await agent.do(task_for(params), max_steps=24, replay=replay)
             return result, agent
         finally:
             await agent.close()
@@ -260,11 +301,12 @@ class DriftEnv:
             folder = self.folder / f"case-{self._counter}-{case.name}-{style}"
             shutil.copytree(recorded, folder)
             store = ScriptStore(LocalSessionStore(folder))
-        _, policy_options = RECORDINGS[case.recording]
+        recording = RECORDINGS[case.recording]
         with DriftSite(case.site(style)) as site:
-            values = THIS_RUN | {"sku": f"DR-{self._counter}"} | case.values
+            widgets = THIS_RUN_WIDGETS if recording.widgets else {}
+            values = THIS_RUN | widgets | {"sku": f"DR-{self._counter}"} | case.values
             params = self._params(values, site)
-            llm = FakeLLM(SellerPolicy(**policy_options))
+            llm = FakeLLM(SellerPolicy(**recording.policy | case.policy))
             try:
                 with crash_at_publish(site, case.fault):
                     result, _agent = await self._do(site, params, store, llm)
@@ -274,10 +316,34 @@ class DriftEnv:
             except Exception as error:  # a run that raised is reported in the table, and judged all the same
                 outcome.status, outcome.error = type(error).__name__, str(error)[:200]
             outcome.model_calls = len(llm.requests)
+            outcome.notes = [note for request in llm.requests if (note := _handover_note(request))]
             outcome.wrong, outcome.stored = judge(site.events, params)
+        if replay:
+            outcome.script, outcome.kept_steps = _kept(ScriptStore(LocalSessionStore(recorded)),
+                                                       ScriptStore(LocalSessionStore(folder)))
         outcome.verdict = _verdict(outcome, outcome.expect)
         outcome.seconds = round(time.perf_counter() - started, 2)
         return outcome
+
+
+def _handover_note(request: dict[str, Any]) -> str | None:
+    last = request["messages"][-1]
+    for block in last.get("content", []) if isinstance(last.get("content"), list) else []:
+        text = block.get("text", "") if isinstance(block, dict) else ""
+        if "replay stopped at" in text:
+            return text[text.index("Steps 1-") if "Steps 1-" in text else text.index("replay stopped at"):]
+    return None
+
+
+def _kept(recorded: ScriptStore, now: ScriptStore) -> tuple[str, int]:
+    """``1``, or for a repair ``2 (5 of 7 steps as recorded)``: a repair keeps the steps replay did."""
+    old, new = recorded.load(SCRIPT_KEY), now.load(SCRIPT_KEY)
+    if old is None or new is None:
+        return "-", 0
+    if new.revision == old.revision:
+        return str(new.revision), 0
+    same = sum(1 for step in new.steps if any(step == before for before in old.steps))
+    return f"{new.revision} ({same} of {len(new.steps)} steps as recorded)", same
 
 
 def _verdict(outcome: Outcome, expect: Expect) -> str:
@@ -296,12 +362,12 @@ def _verdict(outcome: Outcome, expect: Expect) -> str:
 
 def markdown_table(outcomes: list[Outcome]) -> str:
     lines = ["| case | style | what changed | expect | replay | status | model calls | replayed steps | "
-             "hand-overs | stored | verdict |", "|" + " --- |" * 11]
+             "hand-overs | script | stored | verdict |", "|" + " --- |" * 12]
     for item in outcomes:
         handovers = "; ".join(item.handovers)[:90].replace("|", "/") or "-"
         lines.append(f"| {item.case} | {item.style} | {item.what} | {item.expect} | {item.replay or '-'} | "
                      f"{item.status} | {item.model_calls} | {item.replayed_steps} | {handovers} | "
-                     f"{item.stored.replace('|', '/')} | {item.verdict} |")
+                     f"{item.script or '-'} | {item.stored.replace('|', '/')} | {item.verdict} |")
     wrong = sum(item.wrong for item in outcomes)
     silent = sum(item.wrong and item.model_calls == 0 for item in outcomes)
     passed = sum(item.passed for item in outcomes)

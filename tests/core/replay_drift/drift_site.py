@@ -17,11 +17,24 @@ from __future__ import annotations
 import html
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
+
+from drift_widgets import (
+    WIDGETS,
+    description_lines,
+    own_rows,
+    read_widgets,
+    recent_edits,
+    slug,
+    widget_head,
+    widget_rows,
+    widget_shown,
+)
 
 __all__ = ["Style", "MEANINGS", "ENGLISH", "GERMAN", "CATEGORIES", "COUNTRIES", "Extra", "Variant", "DriftSite",
            "USERNAME", "PASSWORD"]
@@ -78,6 +91,13 @@ class Variant:
     in_iframe: bool = False  # the form lives in an <iframe> of the new-listing page
     extra_rows: int = 0  # more listings on "My listings" than when recorded
     search_box: bool = False  # a search form above the listing form with its own "Title" field
+    # Issue 25 (drift_widgets.py): the widget form, and what grows with the seller's work around it.
+    widgets: bool = False  # condition radios, Tagify tags, a Pikaday date, the description in TinyMCE
+    recent_edits: bool = False  # a "Your most recent edits" panel above the form
+    autosave: bool = False  # an autosave status in the form ("Saving…", "Saved 10:42:07")
+    sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
+    vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
+    slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)
 
     def name_of(self, meaning: str) -> str:
         if meaning in self.names:
@@ -95,8 +115,8 @@ _STYLE = """<style>body{font-family:sans-serif;margin:24px;max-width:760px}.row{
 table{border-collapse:collapse}td{padding:4px 10px}</style>"""
 
 
-def _page(title: str, body: str) -> str:
-    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title>{_STYLE}"
+def _page(title: str, body: str, head: str = "") -> str:
+    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title>{_STYLE}{head}"
     return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
 
 
@@ -169,6 +189,9 @@ class DriftSite:
         body = request.rfile.read(length).decode() if length else ""
         form = {key: values[-1] for key, values in parse_qs(body, keep_blank_values=True).items()}
         path = urlsplit(request.path).path
+        if path.startswith("/node_modules/"):  # the widget libraries, as installed from npm
+            self._static(request, path)
+            return
         self.requests.append((method, request.path))
         cookie = request.headers.get("Cookie") or ""
         logged_in = any(part.strip() == f"sid={sid}" for part in cookie.split(";") for sid in self._sessions)
@@ -182,12 +205,28 @@ class DriftSite:
         status, page, headers = answer
         if path == "/listings/submit" and self.hold_answer is not None and not self.hold_answer.is_set():
             self.hold_answer.wait(10)
+        if path == "/listings/submit" and method == "POST" and self.variant.slow_submit_s:
+            time.sleep(self.variant.slow_submit_s)  # stored already; the answer comes late
         data = page.encode()
         request.send_response(status)
         request.send_header("Content-Type", "text/html; charset=utf-8")
         request.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             request.send_header(key, value)
+        request.end_headers()
+        request.wfile.write(data)
+
+    def _static(self, request: BaseHTTPRequestHandler, path: str) -> None:
+        file = (WIDGETS / path.lstrip("/")).resolve()
+        if not file.is_relative_to(WIDGETS) or not file.is_file():
+            request.send_response(404)
+            request.end_headers()
+            return
+        data = file.read_bytes()
+        kind = {".js": "text/javascript", ".css": "text/css"}.get(file.suffix, "application/octet-stream")
+        request.send_response(200)
+        request.send_header("Content-Type", kind)
+        request.send_header("Content-Length", str(len(data)))
         request.end_headers()
         request.wfile.write(data)
 
@@ -207,6 +246,10 @@ class DriftSite:
             return 200, self._confirm_page(int(parts[2])), {}
         if len(parts) == 2 and parts[1].isdigit() and int(parts[1]) in self._listings:
             return 200, self._listing_page(int(parts[1])), {}
+        by_title = [key for key, item in self._listings.items() if len(parts) == 3 and parts[1] == "by-title"
+                    and slug(item["title"]) == parts[2]]
+        if by_title:
+            return 200, self._listing_page(by_title[-1]), {}
         return 404, _page("Not found", "<h1>Not found</h1><p><a href='/listings'>My listings</a></p>"), {}
 
     def _login(self, method: str, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
@@ -243,6 +286,8 @@ class DriftSite:
         """(caption html, control html) of one of the eight fields."""
         variant = self.variant
         name, label = variant.name_of(meaning), variant.labels[meaning]
+        if variant.sections and meaning in ("ships_from", "ships_to"):
+            label = "Country"  # its section says which
         if variant.hide_from_search and meaning == "show_in_search":
             label = "Hide from search"
         ident = f"f-{name}"
@@ -269,8 +314,15 @@ class DriftSite:
             caption, control = self._control(meaning, values)
             if meaning == "show_in_search":
                 rows.append(f"<div class='row check'>{control} {caption}</div>")
+            elif variant.sections and meaning in ("ships_from", "ships_to"):
+                heading = html.escape(variant.labels[meaning])
+                rows.append(f"<fieldset><legend>{heading}</legend><div class='row'>{caption}{control}</div></fieldset>"
+                            if variant.style == "label" else
+                            f"<div><h3>{heading}</h3><div class='row'>{caption}{control}</div></div>")
             else:
                 rows.append(f"<div class='row'>{caption}{control}</div>")
+            if meaning == "price" and variant.vat_note:
+                rows.append(f"<p class='hint'>{html.escape(variant.vat_note)}</p>")
         for extra in variant.extras:
             ident = f"x-{extra.name}"
             caption = (f"<label for='{ident}'>{html.escape(extra.label)}</label>" if variant.style == "label"
@@ -293,9 +345,11 @@ class DriftSite:
             search = (f"<form method='get' action='/listings'><div class='row'>{search_caption}"
                       f"<input type='text' name='{search_name}'{search_id}><button type='submit'>Search</button></div></form>")
         target = " target='_top'" if variant.in_iframe else ""
-        body = (f"<h1>New listing</h1>{search}{note}{errors}<form method='post' action='/listings/new'{target}>"
-                f"{''.join(rows)}<button type='submit'>Continue</button></form>")
-        return _page("New listing", body)
+        widgets = widget_rows(variant, values, variant.name_of("description"))
+        body = (f"<h1>New listing</h1>{recent_edits(variant, self._listings)}{search}{note}{errors}"
+                f"<form method='post' action='/listings/new'{target}>{''.join(rows)}{widgets}"
+                f"<button type='submit'>Continue</button></form>")
+        return _page("New listing", body, widget_head(variant))
 
     def _save_form(self, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
         variant = self.variant
@@ -325,6 +379,12 @@ class DriftSite:
         for extra in variant.extras:
             if extra.required and not form.get(extra.name, "").strip():
                 problems.append(f"{extra.label} is required")
+        if variant.widgets:
+            values["description"] = description_lines(form.get(variant.name_of("description"), ""))
+        widget_values, widget_problems = read_widgets(variant, form)
+        values.update(widget_values)
+        problems += widget_problems
+
         if problems:
             return 200, self._form_page(form, "Please correct: " + "; ".join(problems) + "."), {}
         if variant.confirm_quantity_cap is not None:
@@ -346,6 +406,8 @@ class DriftSite:
                 text = str(value)
             label = "Shown in search" if meaning == "show_in_search" else variant.labels[meaning]
             shown.append(f"<tr><td>{html.escape(label)}:</td><td>{html.escape(text)}</td></tr>")
+        for label, text in widget_shown(values):
+            shown.append(f"<tr><td>{html.escape(label)}:</td><td>{html.escape(text)}</td></tr>")
         note = f"<p class='note'>{html.escape(variant.confirm_note)}</p>" if variant.confirm_note else ""
         publish_text, action = ("Delete", "delete") if variant.delete_button else (variant.submit_text, "publish")
         hidden = f"<input type='hidden' name='draft' value='{draft}'>"
@@ -364,6 +426,8 @@ class DriftSite:
         if values is None:
             return 404, _page("Not found", "<h1>No such draft</h1>"), {}
         action = form.get("action", "publish")
+        if self.variant.vat_note and "excl" in self.variant.vat_note.casefold():
+            values = values | {"price": (values["price"] * Decimal("1.19")).quantize(Decimal("0.01"))}  # buyers pay VAT
         self.events.append((action, dict(values)))
         if action == "draft":
             return 303, "", {"Location": "/listings"}
@@ -379,5 +443,5 @@ class DriftSite:
     def _listing_page(self, listing: int) -> str:
         item = self._listings[listing]
         body = (f"<h1>Listing published</h1><p>“{html.escape(item['title'])}” is live at {html.escape(item['price'])}.</p>"
-                "<p><a href='/listings'>Back to my listings</a></p>")
+                f"<p><a href='/listings'>Back to my listings</a></p>{own_rows(self.variant, self._listings)}")
         return _page(item["title"], body)

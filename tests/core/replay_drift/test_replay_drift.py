@@ -1,11 +1,13 @@
-"""Replay against a site that changed under a recorded script (issue 18): a listing site of its own in
-two markup styles, a careful scripted model, and 30+ changes a hostile or merely different site
-makes. Each run must end with exactly this run's listing stored once, or nothing stored (a hand-over
-before anything was submitted): never a wrong listing, a draft, a deletion or a second listing.
-Harmless changes must still replay with zero model calls; a page that says something a model must
-weigh must reach the model. The cases are in drift_cases.py, the site in drift_site.py, the model in
-drift_model.py, the judge in drift_run.py; ``python -m tests.core.replay_drift.table`` prints the
-whole table without pytest (pytest prints it too when a case failed, or with WEBTASK_DRIFT_TABLE=1)."""
+"""Replay against a site that changed under a recorded script (issues 18, 25): a listing site of its
+own in two markup styles (and a form of real widgets: radios, Tagify, Pikaday, TinyMCE), a careful
+scripted model, and 45+ changes a hostile or merely different site makes. Each run must end with
+exactly this run's listing stored once, or nothing stored (a hand-over before anything was
+submitted): never a wrong listing, a draft, a deletion or a second listing. Harmless changes must
+still replay with zero model calls; a page that says something a model must weigh must reach the
+model. The cases are in drift_cases.py, the site in drift_site.py (widgets: drift_widgets.py), the
+model in drift_model.py (drift_widget_model.py), the judge in drift_run.py; ``python -m
+tests.core.replay_drift.table`` prints the whole table without pytest (pytest prints it too when a
+case failed, or with WEBTASK_DRIFT_TABLE=1)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ async def test_a_changed_site_never_gets_a_wrong_submission(case: Case, style: S
     RESULTS.append(outcome)
     assert not outcome.wrong, f"a wrong submission: {outcome.explain()}"
     assert outcome.passed, outcome.explain()
+    if outcome.replay == "repaired":  # a repair keeps, as recorded, every step this run replayed
+        assert outcome.kept_steps >= outcome.replayed_steps, outcome.explain()
+    if case.name == "slow-submit":  # the model was told the Submit may have gone through; it looked first
+        assert outcome.notes and "it may have gone through" in outcome.notes[0], outcome.notes
+        assert outcome.stored == "right" and "lost" in outcome.handovers[0], outcome.explain()
 
 
 CRASHES = [(case, style) for case, style in case_runs() if case.name.startswith("crash")]
