@@ -26,6 +26,7 @@ from webtask_core.replay.binding import Binding, count_placeholders, report_temp
 from webtask_core.replay.commit import capture_commit, is_commit
 from webtask_core.replay.composed import compose
 from webtask_core.replay.folding import Normaliser, decide_marks, label_words
+from webtask_core.replay.reading import is_field
 from webtask_core.replay.repeats import adds_an_item, fold_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
 from webtask_core.replay.signature import ElementFingerprint, PageSignature, PageView
@@ -88,6 +89,11 @@ class Recorder:
             if call.input.get("element_id") is not None and element is None:
                 self._captures.clear()
                 return  # an element the observation does not know: this step cannot be recorded
+            if element is None and call.name in ("press_key", "type") and focused is not None and _editable(focused):
+                # Keys go where the turn last typed or clicked into: replay presses them on that field
+                # (a calendar that took the focus back must not receive them).
+                element = focused
+                call = call.model_copy(update={"input": {**call.input, "element_id": focused.id}})
             action, problem = self._action(call, element, view)
             previous = draft.actions[-1] if draft.actions else self._last_action(drafts)
             # Enter in an editor the turn clicked into is a new line, not a submit.
@@ -251,6 +257,11 @@ def _names_of(element: ElementInfo, view: PageView) -> set[str]:
 def _element(call: ToolCallRecord, observation: Observation) -> ElementInfo | None:
     element_id = call.input.get("element_id") if isinstance(call.input, dict) else None
     return observation.elements.get(element_id) if isinstance(element_id, str) else None
+
+
+def _editable(element: ElementInfo) -> bool:
+    """A field that takes typing (not a box, a button or a link)."""
+    return is_field(element) and not _tickable(element) and element.tag != "select"
 
 
 def _tickable(element: ElementInfo) -> bool:

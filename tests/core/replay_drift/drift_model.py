@@ -186,11 +186,12 @@ class SellerPolicy:
     """
 
     def __init__(self, *, price_format: str = "{}", checkbox_by_click: bool = False, tags_per_turn: bool = False,
-                 rich_text: RichText = "keys"):
+                 rich_text: RichText = "keys", date_own_turn: bool = True):
         self.price_format = price_format
         self.checkbox_by_click = checkbox_by_click
         self.tags_per_turn = tags_per_turn  # the widget form's tags: one per turn, or all in one turn
         self.rich_text = rich_text  # the description: typed with the keyboard, or one fill (issue 27)
+        self.date_own_turn = date_own_turn  # after typing the date, look at the calendar it opens first
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         data = task_json(request)
@@ -320,7 +321,8 @@ class SellerPolicy:
             if not first_turn:  # the fields hold their values since the first turn
                 calls = []
             more, done, problem = widget_calls(data, nodes, scope, tags_per_turn=self.tags_per_turn,
-                                               rich_text=self.rich_text, first_turn=first_turn)
+                                               rich_text=self.rich_text, first_turn=first_turn,
+                                               date_own_turn=self.date_own_turn)
             if problem is not None:
                 return _abort(problem)
             calls += more

@@ -94,6 +94,8 @@ RECORDINGS: dict[str, Recording] = {
     "widgets": Recording(RECORDED_WIDGETS, site={"widgets": True}),  # all tags in one turn
     "widgets-per-turn": Recording(RECORDED_WIDGETS, {"tags_per_turn": True}, {"widgets": True}),
     "widgets-bold": Recording(RECORDED_WIDGETS | BOLD, site={"widgets": True}),  # a bold phrase, typed with Ctrl+B
+    # the date a plain text field: the whole form in one turn
+    "widgets-plain-date": Recording(RECORDED_WIDGETS, {"date_own_turn": False}, {"widgets": True, "picker": False}),
     "sections": Recording(site={"sections": True}),  # "Country" under "Ships from" / "Ships to"
     "vat": Recording(site={"vat_note": "Prices incl. VAT"}),  # a line of the form under the price
 }

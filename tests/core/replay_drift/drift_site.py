@@ -93,6 +93,8 @@ class Variant:
     search_box: bool = False  # a search form above the listing form with its own "Title" field
     # Issue 25 (drift_widgets.py): the widget form, and what grows with the seller's work around it.
     widgets: bool = False  # condition radios, Tagify tags, a Pikaday date, the description in TinyMCE
+    picker: bool = True  # the date field opens a Pikaday calendar on focus (else a plain text field)
+    preset_tags: tuple[str, ...] = ()  # the tag field starts with these (it remembers the last listing's)
     recent_edits: bool = False  # a "Your most recent edits" panel above the form
     autosave: bool = False  # an autosave status in the form ("Saving…", "Saved 10:42:07")
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select

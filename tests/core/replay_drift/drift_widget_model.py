@@ -93,9 +93,11 @@ def _chips(nodes: list[Node]) -> list[str]:
 
 
 def widget_calls(data: dict[str, Any], nodes: list[Node], scope: list[Node], *, tags_per_turn: bool,
-                 rich_text: RichText, first_turn: bool) -> tuple[list[ToolUse], bool, str | None]:
+                 rich_text: RichText, first_turn: bool,
+                 date_own_turn: bool = True) -> tuple[list[ToolUse], bool, str | None]:
     """(calls, whether the form is done after them, why to abort) for the widgets: on the first
-    turn the condition and the date, after it the calendar closed, the tags, the description."""
+    turn the condition and the date (``date_own_turn``: and then a look at the calendar it opens),
+    after it the calendar closed, the tags, the description."""
     calls: list[ToolUse] = []
     radios = [node for node in scope if node.element is not None and node.element.attributes.get("type") == "radio"]
     wanted = [node for node in radios if _fold(_radio_label(node)) == _fold(str(data["condition"]))]
@@ -111,8 +113,9 @@ def widget_calls(data: dict[str, Any], nodes: list[Node], scope: list[Node], *, 
             calls.append(ToolUse("check", {"element_id": wanted[0].element.id, "checked": True}))
         if date.element.attributes.get("value") != data["available"]:
             calls.append(ToolUse("fill", {"element_id": date.element.id, "text": data["available"]}))
-        return calls, False, None  # the calendar it opens is seen on the next turn
-    if shows_calendar(nodes):
+        if date_own_turn:
+            return calls, False, None  # the calendar it opens is seen on the next turn
+    if shows_calendar(nodes) and not first_turn:
         calls.append(ToolUse("press_key", {"key": "Escape"}))
     field = next((node for node in scope if node.element is not None and node.element.attributes.get("role") == "textbox"
                   and node.element.has("contenteditable") and node.element.tag == "span"), None)

@@ -43,7 +43,7 @@ _SCRIPT = """<script>
   const iso = (date) => date.getFullYear() + '-' + String(date.getMonth() + 1).padStart(2, '0') + '-'
     + String(date.getDate()).padStart(2, '0');
   new Tagify(document.querySelector('[name={tags}]'));
-  new Pikaday({{field: document.querySelector('[name={available}]'), toString: iso, ariaLabel: 'Available from',
+  if ({picker}) new Pikaday({{field: document.querySelector('[name={available}]'), toString: iso, ariaLabel: 'Available from',
     parse: (text) => {{ const d = new Date(text + 'T00:00:00'); return isNaN(d) ? null : d; }}}});
   tinymce.init({{selector: 'textarea[name={description}]', license_key: 'gpl', menubar: false, statusbar: false,
     promotion: false, plugins: 'lists', toolbar: 'bold italic | bullist numlist', height: 200}});
@@ -92,11 +92,13 @@ def widget_rows(variant: Variant, values: dict[str, str], description_name: str)
         field_name = _name(variant, meaning)
         ident = f"w-{field_name}"
         attribute = f"id='{ident}' name='{field_name}'" if variant.style == "label" else f"name='{field_name}'"
-        value = html.escape(values.get(field_name, ""))
-        rows.append(f"<div class='row'>{_caption(variant, meaning, ident)}<input type='text' {attribute} "
+        value = html.escape(values.get(field_name, "") or (json.dumps([{"value": tag} for tag in variant.preset_tags])
+                                                           if meaning == "tags" and variant.preset_tags else ""))
+        aria = " aria-label='Available from'" if meaning == "available" else ""  # named alike with or without a picker
+        rows.append(f"<div class='row'>{_caption(variant, meaning, ident)}<input type='text' {attribute}{aria} "
                     f"autocomplete='off' value='{value}'></div>")
     script = _SCRIPT.format(tags=_name(variant, "tags"), available=_name(variant, "available"),
-                            description=description_name)
+                            description=description_name, picker="true" if variant.picker else "false")
     return "".join(rows) + (_AUTOSAVE if variant.autosave else "") + script
 
 

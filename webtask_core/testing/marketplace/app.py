@@ -4,6 +4,7 @@ the pages follow `SiteState.layout` (layout.py), read afresh on every request. F
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
@@ -53,6 +54,7 @@ class SiteState:
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     request_log: list[RequestRecord] = field(default_factory=list)
     checks: Checks = field(default_factory=Checks)  # second factor, challenge (checks.py)
+    publish_answer_delay_s: float = 0.0  # a slow Publish: the listing is stored at once, the answer comes late
 
     def rotate_secret(self) -> None:
         """Invalidate every session cookie issued so far."""
@@ -281,6 +283,8 @@ def create_app(state: SiteState) -> FastAPI:
             return missing
         listing_id = store.publish(draft)
         state.checks.note_published()
+        if state.publish_answer_delay_s:
+            await asyncio.sleep(state.publish_answer_delay_s)
         return RedirectResponse(f"/listings/{listing_id}?published=1", status_code=303)
 
     @app.get("/listings/{listing_id}")

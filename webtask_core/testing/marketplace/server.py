@@ -169,6 +169,13 @@ class Marketplace:
         """The layout pages are served in now (`set_layout` or ``POST /_layout`` may have changed it)."""
         return self._state.layout if self._state is not None else self._layout
 
+    def slow_publish(self, seconds: float) -> None:
+        """Answer every later Publish ``seconds`` late (the listing is stored at once): a submit whose
+        answer a browser gives up waiting for."""
+        if self._state is None:
+            raise RuntimeError("the marketplace is not running")
+        self._state.publish_answer_delay_s = max(0.0, seconds)
+
     def set_layout(self, layout: Layout) -> None:
         """Serve every later request in `layout`; listings, drafts and sessions stay. Pages already
         open in a browser keep what they showed (a form shown before a switch posts its old fields)."""
