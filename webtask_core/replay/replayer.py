@@ -78,6 +78,7 @@ class Replayer:
         self._decided: int | None = None  # the scripted step the last decision replayed
         self._decided_actions: list[ScriptAction] = []  # its actions as run (repeats expanded)
         self._committed: str | None = None  # the last replayed submit that ran without failing
+        self._last_url = ""  # the page the last replayed step acted on
         self._look_again = False  # the page differed on a first look: let it settle, look once more
         self._looked_again_at = -1  # the scripted step that was given its second look
 
@@ -135,8 +136,9 @@ class Replayer:
         if _lost(observation) and not self.script.steps[self.position].page.url.startswith("about:"):
             # The tab lost its page (reopened blank after failures, a browser error page): that is
             # no change of the site, and a submit before it may have gone through.
+            where = f"; the last page replayed was {self._last_url}" if self._last_url else ""
             self._hand_over(page, self.position, "lost", f"the page was lost ({observation.url or 'blank'}) "
-                            "after a failure of the browser or a slow answer, not a change of the site")
+                            f"after a failure of the browser or a slow answer, not a change of the site{where}")
             return None
         reply, kind, problem = self._reply_for(self.position, view)
         if reply is None and kind == "site" and self._looked_again_at != self.position:
@@ -211,6 +213,7 @@ class Replayer:
         self.position = index + 1
         self.replayed += 1
         self._decided, self._decided_actions = index, actions
+        self._last_url = url
         self._committed = None  # the page after the last submit is the script's: it went through as recorded
         text = REPLAYED_TEXT.format(number=index + 1, key=self.script.key, revision=self.script.revision)
         return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), "", ""

@@ -34,6 +34,7 @@ from .request_view import (
     page_urls,
     resource_names,
     task_json,
+    task_text,
     tree_elements,
 )
 
@@ -99,7 +100,8 @@ class MarketplaceListingPolicy:
 
     Task keys: sku, title, description, price, category, condition, photos (resource names),
     username, password (placeholders such as ``{{secret:shop_password}}`` are typed unchanged), and
-    optionally site_url (where to go when the browser starts on a blank page). A task whose data has
+    optionally site_url (where to go when the browser starts on a blank page; else the first URL the
+    task names). A task whose data has
     no ``sku`` (username, password, site_url only) is a log-in task: log in if needed, then complete.
 
     - `abort_on_sku`: SKUs for which the policy aborts at once (to test failure handling).
@@ -157,9 +159,11 @@ class _Step:
         self.tree = latest_page(self.request)
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https"):
-            site = self.data.get("site_url")
+            # The data's site_url, else the site the task's words name ("the marketplace at http://...").
+            named = re.search(r"https?://[^\s\"'<>)]+", task_text(self.request))
+            site = self.data.get("site_url") or (named.group(0).rstrip(".,;:") if named else None)
             if not site:
-                return _abort(f"the browser is on {self.url or 'no page'} and the task gives no site_url")
+                return _abort(f"the browser is on {self.url or 'no page'} and the task names no site")
             return Reply(text="Opening the marketplace.", tool_uses=[ToolUse("navigate", {"url": site})])
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.path = parts.path.rstrip("/") or "/"

@@ -35,7 +35,7 @@ async def test_a_publish_answered_late_is_listed_once_and_a_rerun_takes_it_from_
         (result,) = await batch_results(state)
         asked = server.requests[before:]
         shop.slow_publish(0)
-        assert state.is_completed(), state.message
+        assert state.is_completed(), (state.message, result.status, result.replay, result.feedback, result.model_calls)
         # the model was asked once replay lost the page, and told to look before submitting again
         notes = [json.dumps(request["messages"][-1]) for request in asked]
         assert asked and "may have gone through" in notes[0], notes[:1]
