@@ -269,8 +269,10 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             inner = len(reading.unit_texts)
             reading.unit_texts.append(_words(child, observation))
             reading.unit_forms.append(form)
-        if child.kind in _HEADINGS and child.text:
-            section = child.text  # the controls after a heading come under it
+        if child.kind in _HEADINGS and child.text and node.kind != "root":
+            # The controls after a heading in their container come under it (the page's own top-level
+            # headings are not sections: where a widget's list is put among them depends on the layout).
+            section = child.text
         a_list = unit is None and index not in units and bool(_units(child.children, observation))
         if child.kind == "element" and child.element_id is not None:
             element = observation.elements.get(child.element_id)

@@ -5,8 +5,8 @@ and the recording's run of them becomes one group of actions repeated over the l
 as many tags as it has, never the recording's count and never another item's tags.
 
 The run may span the model's turns (one tag per turn): the group goes where its first item was
-typed. A recording that typed only some of the list's items that way, or not in order, cannot be
-repeated for another list: those steps are left to the model.
+typed. A recording that names items by their place any other way (a photo into each of two slots) replays
+only for a list of the recording's length (``ScriptStep.lengths``); for another, that step is the model's.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from webtask_core.replay.templates import MissingValue
 __all__ = ["item_of", "adds_an_item", "fold_repeats", "expand_repeats", "ITEM_MARK"]
 
 _ITEM = re.compile(r"^\{\{param:(?P<name>[^}|\[\]]+)\[(?P<index>\d+)\]\}\}$")
-_ANY_ITEM = re.compile(r"\{\{param:[^}|\[\]]+\[\d+\]")
+_ANY_ITEM = re.compile(r"\{\{param:([^}|\[\]]+)\[\d+\]")
 ITEM_MARK = "[#]"
 # Keys that close an item in a list widget (Tagify, tag-it, Choices: Enter, Tab, a comma).
 _ITEM_KEYS = re.compile(r"^(enter|return|tab|,|comma)$", re.IGNORECASE)
@@ -84,7 +84,7 @@ def fold_repeats(steps: list[ScriptStep], params: Mapping[str, Any]) -> list[Scr
         taken.update(range(at, at + len(block) * count))
         at += len(block) * count
     if not taken:
-        return _unrepeatable(steps)
+        return _unrepeatable(steps, params)
     out: list[ScriptStep] = []
     for number, step in enumerate(steps):
         kept: list[ScriptAction] = []
@@ -100,7 +100,7 @@ def fold_repeats(steps: list[ScriptStep], params: Mapping[str, Any]) -> list[Scr
         if step.commit is not None and not any(action.commit for action in kept):
             updated = updated.model_copy(update={"commit": None})
         out.append(updated)
-    return _unrepeatable(out)
+    return _unrepeatable(out, params)
 
 
 def _block(flat: list[tuple[int, ScriptAction]], at: int, name: str, count: int) -> list[ScriptAction] | None:
@@ -137,15 +137,16 @@ def _with_mark(value: Any) -> Any:
     return value
 
 
-def _unrepeatable(steps: list[ScriptStep]) -> list[ScriptStep]:
-    """Steps still typing a list's items by their index (not as a repeat) are the model's."""
+def _unrepeatable(steps: list[ScriptStep], params: Mapping[str, Any]) -> list[ScriptStep]:
+    """Steps still naming a list's items by their place (not as a repeat: a photo into each of two
+    slots) replay only for a list of the recording's length; for another, the model's."""
     out = []
     for step in steps:
-        fixed = [action for action in step.actions if action.each is None and _ANY_ITEM.search(str(action.input))]
-        if fixed and step.needs_model is None:
-            step = step.model_copy(update={"needs_model": (
-                f"{fixed[0].tool} types item {item_of(fixed[0]) or ''} of a list one by one in a way replay cannot "
-                "repeat for a list of another length")})
+        names = {match.group(1) for action in step.actions if action.each is None
+                 for match in _ANY_ITEM.finditer(str(action.input))}
+        lengths = {name: len(params[name]) for name in sorted(names) if isinstance(params.get(name), list)}
+        if lengths:
+            step = step.model_copy(update={"lengths": {**step.lengths, **lengths}})
         out.append(step)
     return out
 

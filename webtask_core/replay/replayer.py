@@ -177,6 +177,12 @@ class Replayer:
         step = self.script.steps[index]
         if step.needs_model:
             return None, "model", step.needs_model
+        for name, length in step.lengths.items():
+            items = self.params.get(name)
+            if not isinstance(items, list) or len(items) != length:
+                count = len(items) if isinstance(items, list) else "no"
+                return None, "values", (f"this run has {count} item(s) of {name}; the step names the recording's "
+                                        f"{length} one by one")
         difference = step.page.difference(view)
         if difference is not None:
             return None, difference.kind, difference.message

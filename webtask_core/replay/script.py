@@ -49,6 +49,9 @@ class ScriptStep(BaseModel):
     # What the page showed right before the step's commit (its first action when it has one).
     commit: CommitCheck | None = None
     needs_model: str | None = None  # why this step cannot be replayed
+    # List parameters whose items the step types by their place (a photo into each of two slots):
+    # replayed only for a list of the recording's length.
+    lengths: dict[str, int] = Field(default_factory=dict)
 
     @property
     def commits(self) -> bool:

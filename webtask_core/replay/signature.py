@@ -122,7 +122,7 @@ class ElementFingerprint(BaseModel):
         if (self.tag, self.role, self.type, self.name, self.options) != (
                 other.tag, other.role, other.type, other.name, other.options):
             return False
-        for key in ("text", "before", "after", "section"):
+        for key in ("text", "before", "after"):
             mine, theirs = getattr(self, key), getattr(other, key)
             if agree(mine, theirs):
                 continue
@@ -193,6 +193,12 @@ class PageView:
         if not same:  # a word the recording's value happened to equal: read as the site's own
             same = [element_id for element_id, other in self.fingerprints.items()
                     if fingerprint.same_control(other, plainly=True)]
+        moved = [element_id for element_id in same if self._moved(fingerprint, self.fingerprints[element_id])]
+        if moved and len(moved) == len(same):
+            now = self.fingerprints[moved[0]].section
+            return None, (f"{fingerprint.describe()} is now under {now!r}, no longer under {fingerprint.section!r} "
+                          "(which heads other controls): its meaning changed")
+        same = [element_id for element_id in same if element_id not in moved]
         if not same:
             return None, f"no element like {fingerprint.describe()} on the page"
         if len(same) == 1:
@@ -203,6 +209,16 @@ class PageView:
             return scored[0][1], ""
         return None, (f"{len(same)} elements like {fingerprint.describe()} ({scored[0][1]}, {scored[1][1]}) and "
                       "nothing tells them apart: not acting on a guess")
+
+
+    def _moved(self, fingerprint: ElementFingerprint, other: ElementFingerprint) -> bool:
+        """Whether ``other`` stands under another heading than the recorded control while the
+        recorded heading still heads controls of this page (the fieldsets swapped): a heading gone
+        or regrouped by the layout is no reason."""
+        mine, theirs = fingerprint.section, other.section
+        if not mine or agree(mine, theirs) or fingerprint.plain.get("section", mine) == other.plain.get("section", theirs):
+            return False
+        return any(agree(mine, seen.section) for seen in self.fingerprints.values() if seen.section)
 
 
 def control_key(element: ElementInfo, read: ReadControl | None, normalise: Normaliser) -> str:
@@ -266,14 +282,18 @@ class PageSignature(BaseModel):
                    controls=tuple(controls), texts=tuple(sorted(texts)), listed=tuple(sorted(listed)),
                    records=bool(view.reading.unit_texts), keyed=keyed)
 
-    def _list_chrome(self, view: PageView) -> set[str]:
-        """Controls a list brings along once it has records (bulk actions, "select all"), where the
-        recording saw it empty: those in the same form as the records."""
+    def _list_forms(self, view: PageView) -> set[int]:
+        """The forms a list's records came into, where the recording saw the list empty: what they
+        bring along there (bulk actions, "select all", a "Bulk Actions:" label) is the list's."""
         reading = view.reading
         if self.records or not reading.unit_texts:
             return set()
-        forms = {form for form in reading.unit_forms if form is not None}
-        return {element_id for element_id, read in reading.controls.items()
+        return {form for form in reading.unit_forms if form is not None}
+
+    def _list_chrome(self, view: PageView) -> set[str]:
+        """Controls a list brings along once it has records, in the same form as the records."""
+        forms = self._list_forms(view)
+        return {element_id for element_id, read in view.reading.controls.items()
                 if read.unit is None and read.form is not None and read.form in forms}
 
     def difference(self, view: PageView) -> Difference | None:
@@ -310,6 +330,7 @@ class PageSignature(BaseModel):
                     unexplained_units.add(unit)
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
         words: list[str] = []
+        list_forms = self._list_forms(view)
         for line in view.reading.texts:
             if _digest(normalise.offer(line.text)) in self.texts or _digest(normalise.told(line.text)) in self.texts:
                 continue
@@ -317,6 +338,8 @@ class PageSignature(BaseModel):
                 unexplained_units.add(line.unit)
             elif line.heads_list and not _WARNS.search(line.text.casefold()):
                 continue  # a panel's own title came with its records ("Your most recent edits")
+            elif line.form in list_forms and line.form is not None and not line.says_something:
+                continue  # a label the list brought along with its first record ("Bulk Actions:")
             elif line.says_something or line.about_a_field:
                 # a warning or a notice appeared, or any line of the form changed ("Prices excl.
                 # VAT"): a new short label elsewhere is layout
