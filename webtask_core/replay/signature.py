@@ -212,11 +212,13 @@ class PageView:
 
 
     def _moved(self, fingerprint: ElementFingerprint, other: ElementFingerprint) -> bool:
-        """Whether ``other`` stands under another heading than the recorded control while the
-        recorded heading still heads controls of this page (the fieldsets swapped): a heading gone
-        or regrouped by the layout is no reason."""
+        """Whether ``other``, a field, stands under another heading than the recorded one while the
+        recorded heading still heads controls of this page (the fieldsets swapped: what is typed
+        there means something else). A heading gone or regrouped by the layout, or a button moved to
+        a toolbar, is no reason."""
         mine, theirs = fingerprint.section, other.section
-        if not mine or agree(mine, theirs) or fingerprint.plain.get("section", mine) == other.plain.get("section", theirs):
+        if not mine or not theirs or agree(mine, theirs) or not _holds_a_value(other) or (
+                fingerprint.plain.get("section", mine) == other.plain.get("section", theirs)):
             return False
         return any(agree(mine, seen.section) for seen in self.fingerprints.values() if seen.section)
 
@@ -242,6 +244,13 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
 
 _WHOLE_MARK = re.compile(r"\{[^{}]+\}")
 _WARNS = re.compile(r"\b(warn\w*|error\w*|delet\w*|remov\w*|fail\w*|invalid|suspend\w*|block\w*)\b|!")
+
+
+def _holds_a_value(fingerprint: ElementFingerprint) -> bool:
+    """A field (a text, a choice, a box), not a button or a link: where it stands says what it sets."""
+    return (fingerprint.tag in ("input", "select", "textarea") and fingerprint.type not in (
+        "submit", "button", "reset", "image")) or fingerprint.role in ("textbox", "combobox", "checkbox", "radio",
+                                                                      "switch", "spinbutton", "slider")
 
 
 def _saving(view: PageView, element_id: str) -> bool:

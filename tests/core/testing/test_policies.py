@@ -90,7 +90,7 @@ def test_starts_from_a_blank_page_at_the_site_url() -> None:
     policy = MarketplaceListingPolicy()
     reply = policy(build_request("about:blank", "", data={**LISTING, "site_url": f"{SITE}/listings"}))
     assert _calls(reply) == [("navigate", {"url": f"{SITE}/listings"})]
-    assert "site_url" in _abort_reason(policy(build_request("about:blank", "")))
+    assert "names no site" in _abort_reason(policy(build_request("about:blank", "")))
 
 
 def test_accepts_cookies_and_searches_the_sku_first() -> None:
