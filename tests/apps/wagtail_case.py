@@ -15,7 +15,8 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,12 @@ from pydantic import SecretStr
 from replay_runs import AppCase, ItemRun, foreign_members, foreign_owner
 from wagtail_policy import RichText, WagtailProductPolicy, body_segments
 from wagtail_site.products.records import StoredProduct, stored_products
-from wagtail_site.shop import STAFF_PASSWORD, STAFF_USERNAME
+from wagtail_site.shop import STAFF_PASSWORD, STAFF_USERNAME, shop_process
 
 from webtask_core.replay import script_key
 from webtask_core.worker import WorkerOptions
 
-__all__ = ["PRODUCTS", "wagtail_case", "expected_body_html", "slug_of"]
+__all__ = ["PRODUCTS", "wagtail_case", "open_wagtail_case", "expected_body_html", "slug_of"]
 
 # (the product's fields, its photo's file name and colour)
 PRODUCTS: tuple[tuple[dict[str, Any], str, tuple[int, int, int]], ...] = (
@@ -152,3 +153,10 @@ def wagtail_case(shop: DjangoAppProcess, *, rich_text: RichText = "keys") -> App
         stored_problems=lambda runs: _stored_problems(shop, runs),
         options=WorkerOptions(secrets={"wagtail_password": SecretStr(STAFF_PASSWORD)}),
     )
+
+
+@contextmanager
+def open_wagtail_case(root: Path, *, rich_text: RichText = "keys") -> Iterator[AppCase]:
+    """The shop started in `root` (outside pytest's fixtures: the benchmark), and its case."""
+    with shop_process(root) as shop:
+        yield wagtail_case(shop, rich_text=rich_text)
