@@ -97,11 +97,15 @@ class DjangoAppProcess:
 
     def query(self, code: str) -> object:
         """Run ``code`` in ``manage.py shell`` and return the JSON it printed last (one line)."""
-        output = self.manage("shell", "--no-startup", "-c", code)
+        # -v 0: Django 5.2's shell says how many objects it imported, on stdout.
+        output = self.manage("shell", "--no-startup", "-v", "0", "-c", code)
         lines = [line for line in output.splitlines() if line.strip()]
         if not lines:
             raise RuntimeError(f"{self.project}: the query printed nothing:\n{code}")
-        return json.loads(lines[-1])
+        try:
+            return json.loads(lines[-1])
+        except json.JSONDecodeError as error:
+            raise RuntimeError(f"{self.project}: the query's last line is not JSON ({error}): {lines[-1][:500]}") from error
 
     # ---- the cached database ----
 

@@ -117,6 +117,8 @@ class _Decision:
             data = task_json(self.request)
         except ValueError as exc:
             return _abort(f"I cannot read the product data: {exc}")
+        if not isinstance(data, dict):
+            return _abort("the task's ```json block is not an object")
         missing = [key for key in REQUIRED_KEYS if key not in data]
         if missing:
             return _abort(f"the task's product data lacks {', '.join(missing)}")
