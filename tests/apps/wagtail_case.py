@@ -25,7 +25,8 @@ from app_process import DjangoAppProcess
 from PIL import Image
 from pydantic import SecretStr
 from replay_runs import AppCase, ItemRun, foreign_members, foreign_owner
-from wagtail_policy import RichText, WagtailProductPolicy, body_segments
+from wagtail_editor import RichText, body_segments
+from wagtail_policy import WagtailProductPolicy
 from wagtail_site.products.records import StoredProduct, stored_products
 from wagtail_site.shop import STAFF_PASSWORD, STAFF_USERNAME, shop_process
 
