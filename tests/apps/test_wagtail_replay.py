@@ -32,7 +32,8 @@ from webtask_core.replay import ScriptStore
 from webtask_core.storage import LocalSessionStore
 from webtask_core.testing import FakeLLM
 
-pytestmark = [pytest.mark.slow, pytest.mark.apps]
+# Five products through a real editor: ~2.5 min on an idle machine, over 5 under a heavy load.
+pytestmark = [pytest.mark.slow, pytest.mark.apps, pytest.mark.timeout(900)]
 
 
 async def test_products_added_in_wagtails_page_editor_replay_with_zero_model_calls(

@@ -71,7 +71,7 @@ def task_for(data: dict[str, Any]) -> str:
 
 def make_photo(data: dict[str, Any], folder: Path) -> dict[str, Path]:
     """The product's own photo, a small real image of its colour under its own file name."""
-    name, colour = _PHOTOS[data["sku"]]
+    name, colour = _PHOTOS.get(data["sku"], (f"{slug_of(data['title'])}.jpg", (90, 90, 90)))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     Image.new("RGB", (96, 64), colour).save(path, "PNG" if name.endswith(".png") else "JPEG")
