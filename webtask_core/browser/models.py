@@ -110,3 +110,6 @@ class Observation(BaseModel):
     tree: str  # the indented element tree (docs/internals.md §2)
     elements: dict[str, ElementInfo]  # every interactive id in `tree`
     scroll: str  # e.g. "scrolled 0% (page is 2.3 viewports tall)"
+    # The main document's performance.timeOrigin: equal in two observations, the same document (a URL
+    # its script changed with the history API, an autosave's create -> edit, is no new page load).
+    document: float = 0.0

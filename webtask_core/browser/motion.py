@@ -5,8 +5,8 @@ the focus reached its field; a replay, running its calls back to back, would. :f
 waits (bounded) until no finite animation or transition runs on a visible element and no node was
 added or removed for a short quiet time (``listeners.js`` notes the page's changes), in every frame.
 An endless animation (a spinner) and a page that never stops changing end at the bound.
-:func:`click_neutral_ground` is the other thing a person does with a picker in the way: a click
-where nothing is.
+:func:`click_neutral_ground` and :func:`scroll_to_middle` are what a person does with something in
+the way: a click where nothing is (a picker), a scroll (a sticky footer over the field).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from webtask_core.browser.failures import is_closed_error, translate_errors
+from webtask_core.browser.scripts import MARK_ATTRIBUTE
 
-__all__ = ["settle_motion", "click_neutral_ground", "MOTION_QUIET_S", "MOTION_MAX_S"]
+__all__ = ["settle_motion", "click_neutral_ground", "scroll_to_middle", "MOTION_QUIET_S", "MOTION_MAX_S"]
 
 MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
 MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold still
@@ -93,3 +94,21 @@ async def click_neutral_ground(page: Page) -> bool:
             return False
         await page.mouse.click(float(point[0]), float(point[1]))
     return True
+
+
+_MIDDLE = """([mark, id]) => {
+  const el = document.querySelector(`[${mark}="${CSS.escape(id)}"]`);
+  if (!el) return false;
+  el.scrollIntoView({block: 'center', inline: 'nearest'});
+  return true;
+}"""
+
+
+async def scroll_to_middle(page: Page, element_id: str) -> bool:
+    """Scroll the element the last observation named ``element_id`` to the middle of the view (out
+    from under a sticky footer or header); False when no frame has it."""
+    async with translate_errors(f"scroll {element_id} to the middle", MOTION_MAX_S):
+        for frame in page.frames:
+            if not frame.is_detached() and await frame.evaluate(_MIDDLE, [MARK_ATTRIBUTE, element_id]):
+                return True
+    return False

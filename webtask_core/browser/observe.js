@@ -455,7 +455,8 @@
     groupTail(c, el, GROUP_KINDS[tag] || (role && GROUP_ROLES[role]) || 'group', at, start);
   }
 
-  const result = {title: document.title, url: location.href, items: [], scroll: null};
+  // timeOrigin: the same number is the same document (a URL the page's script changed is no load)
+  const result = {title: document.title, url: location.href, document: performance.timeOrigin, items: [], scroll: null};
   if (document.body) {
     indexLabels(document);
     const root = container();

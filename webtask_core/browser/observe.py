@@ -49,6 +49,7 @@ def _installer() -> tuple[str, str]:
 class PageSnapshot:
     url: str
     title: str
+    document: float  # the main document's performance.timeOrigin
     tree: StitchedTree
     scroll: str
     frames: dict[str, Frame]  # frame key -> the Playwright frame its ids live in
@@ -154,6 +155,7 @@ async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | 
     return PageSnapshot(
         url=main_result["url"],
         title=main_result["title"],
+        document=float(main_result.get("document") or 0.0),
         tree=tree,
         scroll=describe_scroll(main_result["scroll"], tree.trim),
         frames=by_key,

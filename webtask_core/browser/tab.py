@@ -198,6 +198,7 @@ class BrowserTab:
         return Observation(
             url=snapshot.url,
             title=snapshot.title,
+            document=snapshot.document,
             tabs=await self._tab_infos(page, snapshot.title),
             tree=snapshot.tree.text,
             elements=snapshot.tree.elements,

@@ -236,8 +236,8 @@ def _chips(view: PageView, element_id: str | None, params: Mapping[str, Any],
     form = reading.controls[element_id].form if element_id in reading.controls else None
     words: dict[int, list[str]] = {}
     for line in reading.texts:
-        if line.unit is not None:
-            words.setdefault(line.unit, []).append(line.text)
+        if line.unit is not None:  # a multi-word tag may be shown quoted ("summer sale", tag-it)
+            words.setdefault(line.unit, []).append(line.text.strip().strip('"\'“”‘’'))
     members: dict[int, list[str]] = {}
     for key, read in reading.controls.items():
         if read.unit is not None:

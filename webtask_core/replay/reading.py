@@ -88,6 +88,7 @@ class ReadControl:
     around: tuple[str, ...] = ()  # the ids of the elements it lies in, nearest first (a listbox, a menu)
     form: int | None = None  # the `- form` it lies in (numbered in tree order)
     section: str = ""  # the heading it comes under, or the named fieldset or group it lies in
+    panel: int | None = None  # the list of records it stands beside (a panel's "Toggle section")
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,9 @@ class PageReading:
     texts: list[ReadText]
     unit_texts: list[str]  # all the words of each record unit (to tell whose record it is)
     unit_forms: list[int | None] = field(default_factory=list)  # the `- form` each unit lies in
+    unit_lists: list[int] = field(default_factory=list)  # the list (container) each unit belongs to
     forms: int = 0  # `- form` lines seen so far (while reading)
+    lists: int = 0  # lists of records seen so far (while reading)
 
 
 def read_page(observation: Observation) -> PageReading:
@@ -156,7 +159,7 @@ def read_page(observation: Observation) -> PageReading:
         stack[-1].children.append(node)
         stack.append(node)
     reading = PageReading(controls={}, texts=[], unit_texts=[])
-    _walk(root, None, reading, observation, False, (), None, "")
+    _walk(root, None, reading, observation, False, (), None, "", None, None)
     beside = {text for control in reading.controls.values() for text in (control.before, control.after) if text}
     reading.texts = [replace(line, beside=True) if line.text in beside else line for line in reading.texts]
     return reading
@@ -255,8 +258,17 @@ def _words(node: _Node, observation: Observation) -> str:
 
 
 def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool,
-          around: tuple[str, ...], form: int | None, section: str) -> None:
+          around: tuple[str, ...], form: int | None, section: str, panel: int | None, list_id: int | None) -> None:
     units = _units(node.children, observation) if unit is None else set()
+    if units and list_id is None:
+        list_id, reading.lists = reading.lists, reading.lists + 1
+    # The lists among the children: what stands beside one of them (a panel's title, its toggle)
+    # comes along with it.
+    containers: dict[int, int] = {}
+    for index, child in enumerate(node.children):
+        if unit is None and index not in units and _units(child.children, observation):
+            containers[index], reading.lists = reading.lists, reading.lists + 1
+    beside_list = next(iter(containers.values())) if len(containers) == 1 else panel
     heading: int | None = None  # the text line just before, at this level, with no control between
     for index, child in enumerate(node.children):
         inner = unit
@@ -269,11 +281,13 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             inner = len(reading.unit_texts)
             reading.unit_texts.append(_words(child, observation))
             reading.unit_forms.append(form)
+            reading.unit_lists.append(list_id if list_id is not None else -1)
         if child.kind in _HEADINGS and child.text and node.kind != "root":
             # The controls after a heading in their container come under it (the page's own top-level
             # headings are not sections: where a widget's list is put among them depends on the layout).
             section = child.text
-        a_list = unit is None and index not in units and bool(_units(child.children, observation))
+        a_list = index in containers
+        here = panel if a_list else beside_list
         if child.kind == "element" and child.element_id is not None:
             element = observation.elements.get(child.element_id)
             before = after = ""
@@ -281,7 +295,7 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
                 before = _beside(node.children, index, -1, observation)
                 after = _beside(node.children, index, 1, observation)
             reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form,
-                                                             section)
+                                                             section, here)
             heading = None
         elif child.text and (child.kind == "text" or child.kind in _WORDED or child.kind in _UNITS):
             reading.texts.append(ReadText(child.text, inner, inside, form if child.kind != "form" else inner_form,
@@ -291,7 +305,8 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             reading.texts[heading] = replace(reading.texts[heading], heads_list=True)
         inner_around = (child.element_id, *around) if child.kind == "element" and child.element_id else around
         inner_section = child.text if child.kind in _SECTIONS and child.text else section
-        _walk(child, inner, reading, observation, inside, inner_around, inner_form, inner_section)
+        _walk(child, inner, reading, observation, inside, inner_around, inner_form, inner_section, here,
+              containers.get(index))
         if a_list or _holds(child, lambda node: node.kind == "element"):
             heading = None
 

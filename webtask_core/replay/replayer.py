@@ -79,6 +79,8 @@ class Replayer:
         self._decided_actions: list[ScriptAction] = []  # its actions as run (repeats expanded)
         self._committed: str | None = None  # the last replayed submit that ran without failing
         self._last_url = ""  # the page the last replayed step acted on
+        self._last_document = 0.0  # and its document (Observation.document)
+        self._model_first = False  # the next step is the model's before replay may resume
         self._look_again = False  # the page differed on a first look: let it settle, look once more
         self._looked_again_at = -1  # the scripted step that was given its second look
 
@@ -132,6 +134,9 @@ class Replayer:
         view = PageView.of(observation, self.normalise)
         page = PageSignature.of(view)
         if self._handed_over_on is not None:
+            if self._model_first:  # handed over after a step ran: the model acts before replay may resume
+                self._model_first = False
+                return None
             return self._resume(page, view)
         if _lost(observation) and not self.script.steps[self.position].page.url.startswith("about:"):
             # The tab lost its page (reopened blank after failures, a browser error page): that is
@@ -183,7 +188,8 @@ class Replayer:
                 count = len(items) if isinstance(items, list) else "no"
                 return None, "values", (f"this run has {count} item(s) of {name}; the step names the recording's "
                                         f"{length} one by one")
-        difference = step.page.difference(view)
+        same_document = bool(self._last_document) and view.observation.document == self._last_document
+        difference = step.page.difference(view, same_document=same_document)
         if difference is not None:
             return None, difference.kind, difference.message
         calls = []
@@ -219,7 +225,7 @@ class Replayer:
         self.position = index + 1
         self.replayed += 1
         self._decided, self._decided_actions = index, actions
-        self._last_url = url
+        self._last_url, self._last_document = url, view.observation.document
         self._committed = None  # the page after the last submit is the script's: it went through as recorded
         text = REPLAYED_TEXT.format(number=index + 1, key=self.script.key, revision=self.script.revision)
         return ModelReply(text=text, tool_calls=calls, usage=Usage(), stop_reason="tool_use"), "", ""
@@ -238,6 +244,9 @@ class Replayer:
 
     def _hand_over(self, page: PageSignature | None, index: int, kind: str, problem: str) -> None:
         handover = Handover(index + 1, kind, problem)
+        # Handed over after a replayed step ran (a call failed, a submit may have gone through): the
+        # next step is the model's, whatever page it is on; never a later scripted step straight away.
+        self._model_first = page is None
         self.handovers.append(handover)
         logger.info("replay of %r handed over to the model (%s) at %s", self.script.key, kind, handover)
         self._handed_over_step = index

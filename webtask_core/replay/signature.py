@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from webtask_core.replay.commit import is_commit
 from webtask_core.replay.folding import Normaliser, agree, decide_marks, label_words, narrowings, url_pattern
 from webtask_core.replay.reading import (
     PageReading,
@@ -299,29 +300,46 @@ class PageSignature(BaseModel):
             return set()
         return {form for form in reading.unit_forms if form is not None}
 
+    def _panel_chrome(self, view: PageView) -> set[str]:
+        """Links and toggles beside a list that gained records (a "Your most recent edits" panel that
+        came with the seller's first edit: its title link, "Toggle section"). Never a field, nor a
+        button that submits or deletes."""
+        reading, listed = view.reading, set(self.listed)
+        new_units = set(range(len(reading.unit_texts)))
+        for element_id, read in reading.controls.items():
+            if read.unit is not None and _digest(view.keys[element_id]) in listed:
+                new_units.discard(read.unit)
+        new_lists = {reading.unit_lists[unit] for unit in new_units}  # lists that gained records
+        elements = view.observation.elements
+        return {element_id for element_id, read in reading.controls.items()
+                if read.unit is None and read.panel in new_lists and element_id in elements
+                and not is_field(elements[element_id]) and not is_commit("click", {}, elements[element_id])}
+
     def _list_chrome(self, view: PageView) -> set[str]:
         """Controls a list brings along once it has records, in the same form as the records."""
         forms = self._list_forms(view)
         return {element_id for element_id, read in view.reading.controls.items()
                 if read.unit is None and read.form is not None and read.form in forms}
 
-    def difference(self, view: PageView) -> Difference | None:
-        """None when ``view`` is this page as a model would see it again; else how it differs."""
+    def difference(self, view: PageView, *, same_document: bool = False) -> Difference | None:
+        """None when ``view`` is this page as a model would see it again; else how it differs.
+        ``same_document``: no page load since the last replayed step, so a URL and a title the page's
+        own script changed (an autosave's create URL become an edit URL) are no other page."""
         observation, normalise = view.observation, view.normalise
         url = url_pattern(observation.url, normalise)
         plain_url = bool(self.url_plain) and self.url_plain == url_pattern(observation.url, normalise, plainly=True)
-        if not agree(self.url, url) and not plain_url:
+        if not agree(self.url, url) and not plain_url and not same_document:
             return Difference("site", f"the page is {url}, the recording was on {self.url}")
         title = normalise.told(observation.title)
         # "New: Product page" recorded with condition New is the same title for condition Used
         plainly = bool(self.title_plain) and self.title_plain == normalise.offer(observation.title)
-        if not agree(self.title, title) and not plainly:
+        if not agree(self.title, title) and not plainly and not same_document:
             return Difference("site", f"the page's title is {title!r}, the recording's was {self.title!r}")
         recorded = Counter(self.controls)
         unexplained_units: set[int] = set()
         added: list[str] = []
         fields_added = False
-        chrome = self._list_chrome(view)
+        chrome = self._list_chrome(view) | self._panel_chrome(view)
         for element_id, key in view.keys.items():  # controls outside lists first take the recorded ones
             if view.unit_of(element_id) is None and not _saving(view, element_id):
                 if recorded[key] > 0:

@@ -1,9 +1,10 @@
 """A replayed call the page covered, tried once more after closing what covers it, as a model would.
 
 Replay runs a step's calls back to back; a date picker that opened on the last field's focus, or a
-menu left open, may cover the next control. A model seeing "covered by …" closes it (Escape, or a
-click where nothing is) and clicks again; so does replay, once — unless what covers it says
-something a model would stop at (a warning, a question: "Are you sure…"), which stays the model's.
+menu left open, may cover the next control. A model seeing "covered by …" scrolls the control out
+from under a sticky footer, or closes what covers it (Escape, a click where nothing is), and clicks
+again; so does replay, once each — unless what covers it says something a model would stop at (a
+warning, a question: "Are you sure…"), which stays the model's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from webtask_core.browser.failures import translate_errors
-from webtask_core.browser.motion import click_neutral_ground, settle_motion
+from webtask_core.browser.motion import click_neutral_ground, scroll_to_middle, settle_motion
 from webtask_core.errors import ActionError
 
 if TYPE_CHECKING:
@@ -43,9 +44,13 @@ async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcome
     if match is None or page is None or _WEIGHS.search(match["cover"].casefold()):
         return outcomes
     rest = calls[failed:]
-    for close in ("Escape", "neutral ground"):
+    element_id = rest[0].input.get("element_id") if isinstance(rest[0].input, dict) else None
+    for close in ("a scroll", "Escape", "a click beside the controls"):
         try:
-            if close == "Escape":
+            if close == "a scroll":  # a sticky footer or header over it: bring it to the middle
+                if not isinstance(element_id, str) or not await scroll_to_middle(page, element_id):
+                    continue
+            elif close == "Escape":
                 async with translate_errors("press Escape", 5.0):
                     await page.keyboard.press("Escape")
             elif not await click_neutral_ground(page):
@@ -55,7 +60,7 @@ async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcome
             break
         again = await registry.run_calls(rest, ctx, page_url=page_url, on_call=on_call, before_call=before_call)
         if (again and again[0].ok) or not again or not _COVERED.search(again[0].message):
-            note = f" (it was covered by {match['cover']}: closed with {close}, then done again)"
+            note = f" (it was covered by {match['cover']}: after {close}, done again)"
             if again and again[0].ok:
                 again[0] = _with_note(again[0], note)
             return outcomes[:failed] + again
