@@ -92,6 +92,23 @@
     return null;
   };
   const frame = () => new Promise((done) => { requestAnimationFrame(() => setTimeout(done, 0)); setTimeout(done, 60); });
+  // After a scroll, the rows the list renders for where it now is: a virtual list renders them a
+  // moment after the scroll event, so until they differ from those before the scroll (`before`, at
+  // most 2 s: a busy page), then until they hold still for a frame (at most 0.6 s more).
+  const still = async (read, before) => {
+    let end = performance.now() + 2000;
+    const same = (a, b) => a.length === b.length && a.every((o, i) => o === b[i] && textOf(o) === textOf(b[i]) && o.isConnected);
+    const texts = (list) => list.map(textOf).join('\n');
+    let last = read();
+    while (before && texts(last) === before && performance.now() < end) { await frame(); last = read(); }
+    end = performance.now() + 600;
+    for (;;) {
+      await frame();
+      const now = read();
+      if (same(now, last) || performance.now() > end) return now;
+      last = now;
+    }
+  };
   // The control that opened the popup the combobox sits in (a search field inside a country list):
   // what the widget shows is on that control.
   function ownerOf(combobox) {
@@ -137,10 +154,14 @@
 
   const state = window[KEY];
   if (!state || !state.el.isConnected) return op === 'option' ? null : {gone: true};
+  // Open when it says so and its list (when it names one) shows: a widget may leave
+  // aria-expanded="true" behind when it closes (virtual-select-plugin).
+  function popupShows(s) { return !!s.popup && visible(s.popup) && s.popup.getBoundingClientRect().height > 0; }
   function expandedOf(s) {
     const says = (s.owner || s.combobox).getAttribute('aria-expanded');
-    if (says !== null) return says === 'true';
-    return !!(s.popup && visible(s.popup));
+    if (says === 'false') return false;
+    if (s.popup) return popupShows(s);
+    return says === 'true';
   }
   // The text of the widget, and of the control that opened its list (an owner); one that shows no
   // word (a flag, a dial code) says in its aria-label what it holds.
@@ -154,7 +175,11 @@
     return norm(parts.join(' ')).slice(0, 300);
   }
 
-  if (op === 'shown') return {shown: shownOf(state), expanded: expandedOf(state)};
+  // closing: it says it is closed while its list still shows (an animation on its way out).
+  if (op === 'shown') {
+    const expanded = expandedOf(state);
+    return {shown: shownOf(state), expanded, closing: !expanded && popupShows(state)};
+  }
   if (op === 'opener') {
     // A point of the widget's box that reaches the widget itself, not a control inside it (a tag's
     // remove button, a clear button): where a person clicks to open it.
@@ -220,6 +245,7 @@
         disabled: o.getAttribute('aria-disabled') === 'true' || o.hasAttribute('disabled')
           || o.getAttribute('data-disabled') === 'true' || /(^|[\s_-])disabled(\s|$)/.test(typeof o.className === 'string' ? o.className : ''),
         fresh: !state.seen.has(o),
+        selected: o.getAttribute('aria-selected') === 'true' || o.getAttribute('aria-checked') === 'true',
       }))};
   };
   return new Promise((done) => {
@@ -235,26 +261,31 @@
       const texts = new Set();
       const top = box.scrollTop;
       box.scrollTop = 0;
-      await frame();
-      let current = collect(true);
+      let left = box.scrollTop, resets = 0;  // where the scan left the list, and how often it began again
+      let current = await still(() => collect(true));
       for (let steps = 0; steps < 400; steps++) {
         for (const o of current) texts.add(textOf(o));
         if (exact(current)) {
           // Wholly into view before it is clicked (the rows are rendered anew when the list moves).
           current.find((o) => fold(o.innerText || o.textContent) === fold(want)).scrollIntoView({block: 'nearest', behavior: 'instant'});
-          await frame();
-          done(answer(collect(true), texts));
+          done(answer(await still(() => collect(true)), texts));
           return;
         }
         const before = box.scrollTop;
+        if (before !== left && resets++ < 2) {
+          // The widget scrolled by itself (to its chosen option, once open): start again from the top.
+          box.scrollTop = 0;
+          left = box.scrollTop;
+          current = await still(() => collect(true), current.map(textOf).join('\n'));
+          continue;
+        }
         box.scrollTop = before + Math.max(box.clientHeight * 0.8, 20);
-        if (box.scrollTop === before) break;
-        await frame();
-        current = collect(true);
+        left = box.scrollTop;
+        if (left === before) break;
+        current = await still(() => collect(true), current.map(textOf).join('\n'));
       }
       box.scrollTop = top;
-      await frame();
-      done(answer(collect(), texts));
+      done(answer(await still(() => collect()), texts));
     };
     look();
   });

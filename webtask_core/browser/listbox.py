@@ -24,6 +24,7 @@ __all__ = ["choose"]
 
 _OPEN_WAIT_MS = 1500  # for the list to show after the widget was clicked, or after typing
 _SHOWN_WAIT_S = 1.5  # for the widget to show the choice after the option was clicked
+_CLOSE_WAIT_S = 0.5  # for its list to close after Escape
 _SHOWN_QUIET_S = 0.15  # what it shows must hold this long: a re-render may blank it for a moment
 
 
@@ -113,6 +114,10 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
         if option["disabled"]:
             await _close(widget, target)
             raise ActionError(f"option {quote_for_model(option['text'])} of {element_id} is disabled")
+        if option["selected"] and (found["multiple"] or len(labels) > 1) and _fold(option["text"]) in _fold(shown):
+            # Marked selected (not merely highlighted: the widget shows it): a click would take it away.
+            already.append(option["text"])
+            continue
         element = await widget.option(index)
         try:
             await element.click(timeout=timeout_s * 1000)  # Playwright waits until it can be clicked
@@ -194,3 +199,11 @@ async def _close(widget: _Widget, target: Target, force: bool = False) -> None:
     `force` also when it looks closed (text typed into it may open it again a moment later)."""
     if force or (await widget.call("shown"))["expanded"]:
         await target.frame.page.keyboard.press("Escape")
+        # Until it shows closed (a closing list still covers what is below it, and a widget asked
+        # again while it closes would be taken for open), at most _CLOSE_WAIT_S.
+        deadline = time.monotonic() + _CLOSE_WAIT_S
+        while time.monotonic() < deadline:
+            now = await widget.call("shown")
+            if not now["expanded"] and not now["closing"]:
+                break
+            await asyncio.sleep(0.03)
