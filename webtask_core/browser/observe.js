@@ -170,7 +170,8 @@
     const start = pushed;
     slots.push(null);
     const editable = opts2.contentEditable === true;
-    const a = attributes(el, tag, type, opts2.control, editable);
+    const a = attributes(el, tag, type, opts2.control, editable && opts2.code === undefined);
+    if (opts2.code) a.push('value', clip(opts2.code.replace(/\n+$/, ''), VALUE_MAX));
     if (editable) a.push('contenteditable', true);
     if (opts2.draggable || (tag !== 'A' && tag !== 'IMG' && el.getAttribute('draggable') === 'true')) a.push('draggable', true);
     let view = null;
@@ -181,7 +182,9 @@
     }
     if (opts2.hidden) a.push('hidden', true);
     let children = {items: [], pos: [], m: false};
-    let text = opts2.name !== undefined ? opts2.name : ownName(el, tag, type);
+    let text = opts2.name !== undefined ? opts2.name
+      : (editable || (el.getAttribute('role') === 'textbox' && tag !== 'INPUT' && tag !== 'TEXTAREA')) && fieldName(el)
+      || ownName(el, tag, type);
     if (!text && opts2.name === undefined && (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) text = cellHeader(el);
     const hintsBefore = hints.length;
     if (opts2.walk) {
@@ -208,7 +211,9 @@
       if (view) {
         children = f;  // a scroll box's content: each on its line
       } else if (editable) {
-        children = interactiveOnly(f);  // its text is its value
+        // Its text is its value. Nothing inside gets a mark: an editor would keep the attribute in
+        // the content it saves (TinyMCE does), and a link in the text is written as [text](href).
+        for (let k = slot + 1; k < slots.length; k++) slots[k] = null;
       } else if (controls && f.items.length - controls >= 2) {
         children = f;  // texts set apart around controls: each on its line
       } else {
@@ -355,6 +360,12 @@
     const overflow = el.firstChild !== null && display !== 'inline' ? style.overflowY : null;  // n/a to inline boxes
     if ((overflow === 'hidden' || overflow === 'clip') && !hasSize(el)) { hiddenFileInputs(el, c); return; }
     const role = attrs ? el.getAttribute('role') : null;
+    // What cannot be seen nor clicked: a list whose drop-down says it is closed (its options may still
+    // be laid out, fading or parked), a box parked off the page (left: -9999px) where no scroll reaches.
+    if ((role === 'listbox' && closedList(el)) || (style.position === 'absolute' || style.position === 'fixed') && offPage(el)) {
+      hiddenFileInputs(el, c);
+      return;
+    }
     const inline = display.startsWith('inline');
     if (!inline) c.open = false;
     else if (c.open && !spaceLast(c.items[c.items.length - 1]) && gapBefore(style)) {
@@ -414,6 +425,14 @@
       return;
     }
 
+    if (tag === 'DIV' && selfVisible && attrs && el.CodeMirror !== undefined) {
+      const code = codeEditorText(el);
+      if (code !== null) {  // CodeMirror 5: one text field, its lines as its value
+        emitElement(c, el, tag, {walk: false, contentEditable: true, name: fieldName(el) || ownName(el, tag, null), code});
+        c.open = false;
+        return;
+      }
+    }
     const interactive = selfVisible ? isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow, grab) : 0;
     if (interactive) {
       const leaf = tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA';

@@ -11,8 +11,13 @@
     search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button'};
 
   const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
-  // Zero-width spaces (editors keep the caret in them, pages break long words with them) are no text.
-  const norm = (s) => (s.indexOf('\u200b') === -1 ? s : s.replace(/\u200b/g, '')).replace(/\s+/g, ' ').trim();
+  // Invisible format characters are no text: zero-width spaces and joiners (editors keep the caret
+  // in them, pages break long words with them), CKEditor's word joiner filler, byte order marks, soft
+  // hyphens, direction marks. (Tested before replacing: most strings hold none.)
+  const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/;
+  const INVISIBLE_ALL = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/g;
+  const visibleOnly = (s) => (INVISIBLE.test(s) ? s.replace(INVISIBLE_ALL, '') : s);
+  const norm = (s) => visibleOnly(s).replace(/\s+/g, ' ').trim();
 
   // Does an inline element's own margin or padding set it apart from the text before or after it?
   // (Reading computed styles is the costly part of a pass: two reads, and only where text abuts.)
@@ -154,7 +159,7 @@
       } else if (type === 'file') {
         if (el.files && el.files.length) a.push('value', clip(Array.from(el.files, (f) => f.name).join(', '), VALUE_MAX));
       } else if (type !== 'submit' && type !== 'button' && type !== 'reset' && type !== 'image') {
-        if (el.value) a.push('value', clip(el.value, VALUE_MAX));
+        if (el.value) a.push('value', clip(visibleOnly(el.value), VALUE_MAX));
       }
     } else if (tag === 'TEXTAREA') {
       if (el.value) a.push('value', clip(norm(el.value), VALUE_MAX));
@@ -246,7 +251,7 @@
     const inline = (node, list) => {
       let out = '';
       for (let n = node.firstChild; n; n = n.nextSibling) {
-        if (n.nodeType === 3) { out += n.data.replace(/\u200b/g, '').replace(/\s+/g, ' '); continue; }
+        if (n.nodeType === 3) { out += visibleOnly(n.data).replace(/\s+/g, ' '); continue; }
         if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
         const t = n.tagName;
         if (t === 'BR') { out += '\n'; continue; }
@@ -262,10 +267,11 @@
           continue;
         }
         const inner = inline(n, list);
-        const mark = RICH_MARKS[t];
+        const mark = RICH_MARKS[t] || (BLOCKS.has(t) || t === 'A' ? undefined : styleMark(n));
         if (mark) {
           const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner);
-          out += m[2] ? m[1] + mark + m[2] + mark + m[3] : inner;
+          const close = mark.length > 2 ? mark.match(/\*\*|__|\*/g).reverse().join('') : mark;
+          out += m[2] ? m[1] + mark + m[2] + close + m[3] : inner;
         } else if (t === 'A' && n.getAttribute('href')) {
           out += '[' + inner.trim() + '](' + n.getAttribute('href') + ')';
         } else if (BLOCKS.has(t)) {
@@ -280,6 +286,18 @@
     };
     return inline(root, 0).split('\n').map((line) => line.trim().replace(/\u0001/g, '  ')).filter((line) => line)
       .join('\n');
+  }
+  // Formatting an editor applies as inline style (<span style="font-weight: bold">, a weight of 600 or
+  // more, font-style: italic, text-decoration: underline) where the text around it has none.
+  function styleMark(n) {
+    const parent = n.parentElement;
+    if (!parent || (!n.hasAttribute('style') && !n.hasAttribute('class'))) return undefined;
+    const own = getComputedStyle(n), around = getComputedStyle(parent);
+    let mark = '';
+    if (parseInt(own.fontWeight, 10) >= 600 && parseInt(around.fontWeight, 10) < 600) mark += '**';
+    if (own.fontStyle === 'italic' && around.fontStyle !== 'italic') mark += '*';
+    if (own.textDecorationLine.includes('underline') && !around.textDecorationLine.includes('underline')) mark += '__';
+    return mark || undefined;
   }
   const INDENT = '\u0001';  // a nested list item's indent, kept through the trimming of its line
 
@@ -304,14 +322,33 @@
     return r.width < SIGHT_MIN || r.height < SIGHT_MIN;
   }
   // The form control a widget stands in for: the hidden <textarea>/<input>/<select> just before the
-  // widget's outer box (TinyMCE, CKEditor and Trix put their editor right after the original).
+  // widget's outer box (TinyMCE, CKEditor, EasyMDE and Trix put their editor right after the original;
+  // Quill and Draftail keep a hidden input before it, a toolbar may come between).
+  const isToolbar = (n) => n.getAttribute('role') === 'toolbar' || (typeof n.className === 'string' && /toolbar/i.test(n.className));
   function originalBefore(el) {
     for (let a = el, depth = 0; a && a.tagName !== 'BODY' && depth < 12; a = a.parentElement, depth++) {
-      const before = a.previousElementSibling;
-      if (before && (before.tagName === 'TEXTAREA' || before.tagName === 'SELECT'
-        || (before.tagName === 'INPUT' && before.type !== 'hidden')) && !isRendered(before)) return before;
+      let before = a.previousElementSibling;
+      if (before && isToolbar(before)) before = before.previousElementSibling;
+      if (before && (before.tagName === 'TEXTAREA' || before.tagName === 'SELECT' || before.tagName === 'INPUT')
+        && (before.type === 'hidden' || !isRendered(before))) return before;
     }
     return null;
+  }
+  // The label of that form control (a hidden input has no .labels: its <label for> is looked up).
+  function originalLabel(original) {
+    const parts = [];
+    if (original.labels && original.labels.length) for (const label of original.labels) parts.push(label.textContent);
+    else if (original.id) {
+      const label = original.getRootNode().querySelector('label[for="' + CSS.escape(original.id) + '"]');
+      if (label) parts.push(label.textContent);
+    }
+    return norm(parts.join(' ')) || norm(original.getAttribute('aria-label') || '');
+  }
+  // An editor (an editable region, a role=textbox, a code editor) is named by the label of the form
+  // field it edits, before its own aria-label (often the library's "Rich Text Editor..." boilerplate).
+  function fieldName(el) {
+    const original = originalBefore(el);
+    return original ? originalLabel(original) : '';
   }
   // What an editor's <body contenteditable> in an iframe is called: the label of the form field it
   // edits (found from its <iframe> when the page around it is of the same origin), its own
@@ -320,17 +357,18 @@
     let frame = null;
     try { frame = window.frameElement; } catch (error) { frame = null; }
     if (frame) {
-      const original = originalBefore(frame);
-      if (original) {
-        const parts = [];
-        if (original.labels) for (const label of original.labels) parts.push(label.textContent);
-        const name = norm(parts.join(' ')) || norm(original.getAttribute('aria-label') || '');
-        if (name) return name;
-      }
+      const name = fieldName(frame);
+      if (name) return name;
     }
     const own = ownName(body, 'BODY', null);
     if (own) return own;
     return frame ? norm(frame.getAttribute('title') || frame.getAttribute('aria-label') || '') : '';
+  }
+  // A code editor that draws its text itself and types through a hidden textarea (CodeMirror 5, as in
+  // EasyMDE): the element and its text, or null.
+  function codeEditorText(el) {
+    const cm = el.CodeMirror;
+    return cm && typeof cm.getValue === 'function' ? cm.getValue() : null;
   }
 
   // ---- Tables of inputs: a control in a cell is named by its column's header (and its row's) ----
@@ -400,6 +438,22 @@
     const from = Math.round(100 * el.scrollTop / total);
     const to = Math.min(100, Math.round(100 * (el.scrollTop + el.clientHeight) / total));
     return from + '-' + to + '%';
+  }
+
+  // A drop-down's list that its combobox (aria-controls / aria-owns naming it), or the list itself,
+  // says is closed: aria-expanded="false".
+  function closedList(el) {
+    if (el.getAttribute('aria-expanded') === 'false') return true;
+    if (!el.id) return false;
+    const root = el.getRootNode();
+    const id = CSS.escape(el.id);
+    const opener = root.querySelector('[aria-controls~="' + id + '"], [aria-owns~="' + id + '"]');
+    return opener !== null && opener !== el && opener.getAttribute('aria-expanded') === 'false';
+  }
+  // A positioned box lying wholly left of or above the page (parked at -9999px): no scroll shows it.
+  function offPage(el) {
+    const r = el.getBoundingClientRect();
+    return r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0;
   }
 
   // 0: not interactive; 2: surely (native control, widget role, editable, scroll container);

@@ -29,13 +29,19 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
   const target = control || el;
   const targetTag = target.tagName;
   const type = targetTag === 'INPUT' ? (target.type || 'text') : null;
+  // An editor fill writes into by its own means (browser/editors.py): a code editor takes the text as
+  // is (CodeMirror 5 draws its text and types through a hidden textarea; CodeMirror 6, Ace, Monaco),
+  // a rich-text region takes formatted text.
+  const code = (el.CodeMirror && typeof el.CodeMirror.getValue === 'function')
+    || !!(el.closest && el.closest('.cm-editor, .ace_editor, .monaco-editor'));
   const info = {
     found: true,
+    editor: code ? 'code' : target.isContentEditable ? 'rich' : null,
     tag: tag.toLowerCase(),
     type,
     disabled: (target.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true',
     readonly: !!target.readOnly && (targetTag === 'INPUT' || targetTag === 'TEXTAREA'),
-    editable: targetTag === 'TEXTAREA' || target.isContentEditable
+    editable: targetTag === 'TEXTAREA' || target.isContentEditable || code
       || (targetTag === 'INPUT' && !['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image', 'hidden'].includes(type)),
     checkable: type === 'checkbox' || type === 'radio'
       || ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(el.getAttribute('role')),

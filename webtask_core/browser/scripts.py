@@ -16,7 +16,7 @@ MARK_ATTRIBUTE = "data-wt-id"
 # The attribute stamped on an <iframe> so its parent's pass knows which Playwright Frame goes there.
 FRAME_ATTRIBUTE = "data-wt-frame"
 
-_SCRIPTS = ("observe.js", "probe.js", "marks.js", "listeners.js", "drop.js", "listbox.js")
+_SCRIPTS = ("observe.js", "probe.js", "marks.js", "listeners.js", "drop.js", "listbox.js", "editor.js")
 _PARTS = ("observe_names.js",)  # only ever included into a script above
 _INCLUDE = re.compile(r"^[ \t]*// @include ([\w.]+)[ \t]*$", re.MULTILINE)
 
