@@ -185,7 +185,10 @@
     let text = opts2.name !== undefined ? opts2.name
       : (editable || (el.getAttribute('role') === 'textbox' && tag !== 'INPUT' && tag !== 'TEXTAREA')) && fieldName(el)
       || ownName(el, tag, type);
-    if (!text && opts2.name === undefined && (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) text = cellHeader(el);
+    if (!text && opts2.name === undefined && (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) {
+      // In a table: its column's header; in a widget standing for a hidden field (a tag input): that field's label.
+      text = cellHeader(el) || (tag === 'INPUT' && type === 'text' ? fieldName(el) : '');
+    }
     const hintsBefore = hints.length;
     if (opts2.walk) {
       const outer = measuring;
@@ -228,7 +231,8 @@
     }
     // An element with no name of its own gets a hint, unless the text under it says what it is, or a
     // control inside already has the same hint (a toggle sharing its container's class keeps it).
-    if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA' && children.items.every(hasInteractive)) {
+    if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA' && children.items.every(hasInteractive)
+      && !(text = iconName(el))) {
       const hint = hintFor(el);
       if (hint && hints.indexOf(hint, hintsBefore) === -1) {
         a.push('hint', hint);
@@ -237,6 +241,7 @@
     }
     const role = el.getAttribute('role') || IMPLICIT_ROLE[tag]
       || (tag === 'INPUT' || opts2.control ? INPUT_ROLE[type] || 'textbox' : null);
+    if (text && text.length <= 2) dayMarks(el, a);
     const g = idTag(opts2.idTag || tag);
     const item = [g, a, clip(text, TEXT_MAX), role || ''];
     if (children.items.length) {

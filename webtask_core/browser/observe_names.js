@@ -47,6 +47,55 @@
     return '';
   }
 
+  // ---- Controls known only by a class name: what their class says, read in their place ----
+
+  // The words of an element's classes and its data-action (xdsoft_prev, air-datepicker-nav--action
+  // with data-action="prev", tagit-close, is-selected...), lower case.
+  function classWords(el) {
+    const own = (typeof el.className === 'string' ? el.className : '') + ' ' + (el.getAttribute('data-action') || '');
+    return own.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z]+/).filter((w) => w);
+  }
+  const MONTHS = /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(tember)?|oct(ober)?|nov(ember)?|dec(ember)?)\b/i;
+  const STEP_WORDS = {prev: 'previous', previous: 'previous', next: 'next'};
+  const REMOVE_WORDS = new Set(['close', 'remove', 'delete']);
+  const KIND_WORDS = ['tag', 'chip', 'token'];
+  // A name for an icon control with none (no text, title, aria): "previous month" for a calendar's
+  // arrow beside a month's name, "remove tag weekend" for a tag's close link, "today"; '' if none.
+  function iconName(el) {
+    if (el.getAttribute('title') || el.getAttribute('aria-label') || el.getAttribute('data-tooltip')) return '';
+    const words = classWords(el);
+    const step = words.map((w) => STEP_WORDS[w]).find((w) => w);
+    if (step) {
+      for (let a = el.parentElement, depth = 0; a && depth < 3; a = a.parentElement, depth++) {
+        if (MONTHS.test(a.innerText || '')) return step + ' month';
+      }
+      return step;
+    }
+    if (words.some((w) => REMOVE_WORDS.has(w))) {
+      for (let a = el.parentElement, depth = 0; a && depth < 3; a = a.parentElement, depth++) {
+        const what = norm((a.textContent || '').replace(el.textContent || '', ''));
+        if (!what) continue;
+        const kind = KIND_WORDS.find((k) => classWords(a).some((w) => w.includes(k)));
+        return clip('remove ' + (kind ? kind + ' ' : '') + what, VALUE_MAX);
+      }
+      return words.includes('close') ? 'close' : 'remove';
+    }
+    return words.includes('today') ? 'today' : '';
+  }
+  // A calendar's day (a cell whose text is a day's number): marked when it lies outside the month
+  // shown, and when it is the chosen day (a class saying selected; else current, where nothing in
+  // its calendar says selected: one library's "current" is the chosen day, another's today).
+  function dayMarks(el, a) {
+    const words = (typeof el.className === 'string' ? el.className : '').toLowerCase();
+    if (!words || !/^\d{1,2}$/.test(norm(el.textContent || ''))) return;
+    if (/other[-_ ]?month|outside/.test(words)) a.push('outside-month', true);
+    if (el.getAttribute('aria-selected') !== null) return;
+    const calendar = el.closest('table, [role=grid]') || (el.parentElement && el.parentElement.parentElement) || el;
+    const chosen = /(^|[-_ ])selected([-_ ]|$)/.test(words)
+      || (/(^|[-_ ])current([-_ ]|$)/.test(words) && !calendar.querySelector('[class*=selected]'));
+    if (chosen) a.push('aria-selected', 'true');
+  }
+
   // Text of a <label> without the text of the control it labels (a <select> inside would add options).
   // Inline elements add no space (`Enter "<b>x</b>"` reads `Enter "x"`); other boxes are set apart.
   // A <slot> reads as what is projected into it (a shadow-DOM control's label text lives in the light DOM).
@@ -453,7 +502,7 @@
   // A positioned box lying wholly left of or above the page (parked at -9999px): no scroll shows it.
   function offPage(el) {
     const r = el.getBoundingClientRect();
-    return r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0;
+    return r.right + window.scrollX < 0 || r.bottom + window.scrollY < 0;
   }
 
   // 0: not interactive; 2: surely (native control, widget role, editable, scroll container);
