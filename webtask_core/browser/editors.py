@@ -50,7 +50,8 @@ def is_editor(target: Target) -> bool:
 
 
 # The marked element, held by a handle from here on (its mark may not survive the editor's rendering).
-_MARKED = """([mark, id]) => (window[Symbol.for('webtask.marks')] || []).find((n) => n.isConnected && n.getAttribute(mark) === id)"""
+_MARKED = """([mark, id]) => (window[Symbol.for('webtask.marks')] || [])
+  .find((n) => n.isConnected && n.getAttribute(mark) === id)"""
 
 
 async def _shown(target: Target, element: ElementHandle) -> dict[str, Any]:

@@ -295,16 +295,21 @@
   }
 
   // Upload targets stay visible to the model even when the page hides the real <input type=file>.
+  // Not those of a closed dialog (a modal's upload field is there once the modal opens).
+  const DIALOGS = 'dialog, [role=dialog], [role=alertdialog], [aria-modal=true]';
+  const inClosedDialog = (input) => { const dialog = input.closest(DIALOGS); return dialog !== null && !dialog.checkVisibility(); };
   function hiddenFileInputs(el, c) {
     if (el.tagName === 'INPUT') {
-      if (el.type === 'file') emitElement(c, el, 'INPUT', {hidden: true});
+      if (el.type === 'file' && !inClosedDialog(el)) emitElement(c, el, 'INPUT', {hidden: true});
       return;
     }
-    for (const input of el.querySelectorAll('input[type=file]')) emitElement(c, input, 'INPUT', {hidden: true});
+    for (const input of el.querySelectorAll('input[type=file]')) if (!inClosedDialog(input)) emitElement(c, input, 'INPUT', {hidden: true});
   }
 
+  const closedRoots = window[Symbol.for('webtask.closedRoots')] || null;
   function walkChildren(parent, c, pointer, visible) {
-    const root = parent.shadowRoot;  // open shadow roots only; closed ones are unreachable by design
+    // Open shadow roots, and closed ones listeners.js kept when the page made them.
+    const root = parent.shadowRoot || (closedRoots !== null ? closedRoots.get(parent) : undefined);
     if (root) indexLabels(root);
     for (let node = (root || parent).firstChild; node; node = node.nextSibling) visit(node, c, pointer, visible);
   }
@@ -329,7 +334,8 @@
       return;
     }
     if (!f.items.length) return;
-    if (f.items.length === 1 && !label) { pushItem(c, f.items[0], boxAt(f, 0)); return; }
+    // A dialog keeps its line whatever it holds: the model must see that a modal is open, in every look.
+    if (f.items.length === 1 && !label && kind !== 'dialog') { pushItem(c, f.items[0], boxAt(f, 0)); return; }
     const item = {t: kind, x: label || '', c: f.items};
     if (f.m) item.p = f.pos;
     if (f.items.some(hasInteractive)) item.i = 1;

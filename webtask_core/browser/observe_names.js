@@ -75,8 +75,9 @@
       for (let a = el.parentElement, depth = 0; a && depth < 3; a = a.parentElement, depth++) {
         const what = norm((a.textContent || '').replace(el.textContent || '', ''));
         if (!what) continue;
+        if (what.length > 40) break;  // not an item of its own (a tag, a chip): a page region
         const kind = KIND_WORDS.find((k) => classWords(a).some((w) => w.includes(k)));
-        return clip('remove ' + (kind ? kind + ' ' : '') + what, VALUE_MAX);
+        return 'remove ' + (kind ? kind + ' ' : '') + what;
       }
       return words.includes('close') ? 'close' : 'remove';
     }

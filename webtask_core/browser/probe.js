@@ -130,10 +130,12 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     return info;
   }
 
+  const closedRoots = window[Symbol.for('webtask.closedRoots')];
+  const shadowOf = (n) => n.shadowRoot || (closedRoots && closedRoots.get(n));
   const deepHit = (x, y) => {
     let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
+    while (hit && shadowOf(hit)) {
+      const inner = shadowOf(hit).elementFromPoint(x, y);
       if (!inner || inner === hit) break;
       hit = inner;
     }

@@ -37,7 +37,7 @@ def _inline(text: str) -> str:
     out = html.escape(_CODE.sub(keep, text), quote=False)
     out = _LINK.sub(lambda m: f'<a href="{html.escape(html.unescape(m.group(2)))}">{m.group(1)}</a>', out)
     for pattern, tag in _INLINE:
-        out = pattern.sub(lambda m, tag=tag: f"<{tag}>{m.group(1)}</{tag}>", out)
+        out = pattern.sub(rf"<{tag}>\1</{tag}>", out)
     return re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], out)
 
 

@@ -104,3 +104,37 @@ async def test_options_of_a_closed_drop_down_are_left_out(browser_session, sites
     assert options == ["S", "M"]  # the open one's; not the closed list's, not the parked one's
     assert "Parked option" not in observation.tree
     assert any(e.name == "photo" for e in observation.elements.values())  # a file input stays an upload target
+
+
+async def test_an_open_modal_is_a_dialog_line_and_a_closed_ones_upload_field_is_left_out(browser_session, sites):
+    await browser_session.navigate(sites.url("dialogs.html"))
+    observation = await browser_session.observe()
+    files = [e.name for e in observation.elements.values() if e.type == "file"]
+    assert files == ["attachment"]  # the page's own hidden upload field stays; the closed modals' do not
+    await browser_session.click(next(e.id for e in observation.elements.values() if e.text == "Choose an image"))
+    # The modal holds one button now, later its content: a dialog line either way.
+    for fill in ("", "<p>Loading images…</p><p>Recent</p>"):
+        await browser_session.page.evaluate(
+            "(html) => document.getElementById('chooser-body').insertAdjacentHTML('beforeend', html)", fill)
+        observation = await browser_session.observe()
+        assert "- dialog" in observation.tree, observation.tree
+        assert [e.name for e in observation.elements.values() if e.type == "file"] == ["attachment", "image"]
+    # A modal holding a single button is a dialog line too (a one-item container is otherwise pulled up).
+    await browser_session.page.evaluate("document.getElementById('notice').style.display = 'block'")
+    assert '- dialog\n  - button-' in (await browser_session.observe()).tree
+
+
+async def test_fields_in_a_closed_shadow_root_are_in_the_tree_and_take_actions(browser_session, sites):
+    await browser_session.navigate(sites.url("closed_shadow.html"))
+    observation = await browser_session.observe()
+    holder = next(e.id for e in observation.elements.values() if e.text == "Card holder")
+    pin = next(e.id for e in observation.elements.values() if e.text == "PIN")
+    pay = next(e.id for e in observation.elements.values() if e.text == "Pay now")
+    assert await browser_session.fill(holder, "Ada Lovelace") == f'filled {holder} with "Ada Lovelace"'
+    await browser_session.type("4321", element_id=pin)
+    await browser_session.click(pay)
+    page = browser_session.page
+    assert await page.evaluate("[document.querySelector('card-form').holder, document.querySelector('card-form').pin]") == [
+        "Ada Lovelace", "4321"]
+    tree = (await browser_session.observe()).tree
+    assert '- text: "Paid by Ada Lovelace"' in tree and 'value="••••••"' in tree  # the PIN stays a secret

@@ -106,7 +106,8 @@ def wanted(arguments: dict[str, Any]) -> list[str]:
 
 
 # The element of the last observation with this id (open shadow roots included), for a judge's script.
-_MARKED = """(id) => (window[Symbol.for('webtask.marks')] || []).find((el) => el.isConnected && el.getAttribute('data-wt-id') === id)"""
+_MARKED = """(id) => (window[Symbol.for('webtask.marks')] || [])
+  .find((el) => el.isConnected && el.getAttribute('data-wt-id') === id)"""
 
 
 def chosen_in(labels_of: str) -> Judge:
