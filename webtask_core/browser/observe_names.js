@@ -491,9 +491,13 @@
   }
 
   // A drop-down's list that its combobox (aria-controls / aria-owns naming it), or the list itself,
-  // says is closed: aria-expanded="false".
+  // says is closed: aria-expanded="false". A listbox one tabs to or that has a popup is the control
+  // itself (Choices.js's single select), closed or not.
   function closedList(el) {
-    if (el.getAttribute('aria-expanded') === 'false') return true;
+    if (el.getAttribute('aria-expanded') === 'false') {
+      const tabindex = el.getAttribute('tabindex');
+      return !el.hasAttribute('aria-haspopup') && !(tabindex !== null && parseInt(tabindex, 10) >= 0);
+    }
     if (!el.id) return false;
     const root = el.getRootNode();
     const id = CSS.escape(el.id);
