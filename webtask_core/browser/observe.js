@@ -66,6 +66,7 @@
     const parent = el.parentElement || (el.parentNode && el.parentNode.host);
     return parent ? getComputedStyle(parent).cursor : '';
   };
+  const parked = (position) => position === 'absolute' || position === 'fixed';
   let pushed = 0;  // items pushed so far, at any depth: a container's size is the difference
 
   // A container collects items; adjacent inline text is glued into one string until a block boundary.
@@ -371,13 +372,14 @@
     const overflow = el.firstChild !== null && display !== 'inline' ? style.overflowY : null;  // n/a to inline boxes
     if ((overflow === 'hidden' || overflow === 'clip') && !hasSize(el)) { hiddenFileInputs(el, c); return; }
     const role = attrs ? el.getAttribute('role') : null;
+    const inline = display.startsWith('inline');
     // What cannot be seen nor clicked: a list whose drop-down says it is closed (its options may still
-    // be laid out, fading or parked), a box parked off the page (left: -9999px) where no scroll reaches.
-    if ((role === 'listbox' && closedList(el)) || (style.position === 'absolute' || style.position === 'fixed') && offPage(el)) {
+    // be laid out, fading or parked), a box parked off the page (left: -9999px) where no scroll reaches
+    // (a positioned box is never inline; one with no attribute is parked by no class or style).
+    if ((role === 'listbox' && closedList(el)) || (attrs && !inline && parked(style.position) && offPage(el))) {
       hiddenFileInputs(el, c);
       return;
     }
-    const inline = display.startsWith('inline');
     if (!inline) c.open = false;
     else if (c.open && !spaceLast(c.items[c.items.length - 1]) && gapBefore(style)) {
       c.gap = true;  // the page sets it apart: so does the text
