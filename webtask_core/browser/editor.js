@@ -5,6 +5,7 @@
   const VALUE_MAX = 100;
   const listeners = null;
   // @include observe_names.js
+  // @include observe_widgets.js
   if (!el.isConnected) return null;
   const code = codeEditorText(el);
   if (code !== null) return {code: true, text: code.replace(/\n+$/, '')};

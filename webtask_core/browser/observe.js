@@ -43,6 +43,7 @@
   const counters = Object.create(null);
 
   // @include observe_names.js
+  // @include observe_widgets.js
 
   const WEAK_MAX_INSIDE = 8;  // controls inside a weakly clickable container before it counts as delegation
   const MELT_MAX = 200;  // longest descendant text that becomes an element's name

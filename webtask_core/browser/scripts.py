@@ -20,7 +20,7 @@ MARK_ENGINE = "webtask-mark"
 FRAME_ATTRIBUTE = "data-wt-frame"
 
 _SCRIPTS = ("observe.js", "probe.js", "marks.js", "listeners.js", "drop.js", "listbox.js", "editor.js", "mark_engine.js")
-_PARTS = ("observe_names.js",)  # only ever included into a script above
+_PARTS = ("observe_names.js", "observe_widgets.js")  # only ever included into a script above
 _INCLUDE = re.compile(r"^[ \t]*// @include ([\w.]+)[ \t]*$", re.MULTILINE)
 
 
