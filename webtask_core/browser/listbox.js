@@ -279,7 +279,10 @@
           current = await still(() => collect(true), current.map(textOf).join('\n'));
           continue;
         }
-        box.scrollTop = before + Math.max(box.clientHeight * 0.8, 20);
+        // A view at a time, plus the rows rendered below it (already read): the next rows rendered
+        // start above where these end, so none is skipped.
+        const below = current.length ? current[current.length - 1].getBoundingClientRect().bottom - box.getBoundingClientRect().bottom : 0;
+        box.scrollTop = before + Math.max(box.clientHeight * 0.8 + Math.max(below, 0), 20);
         left = box.scrollTop;
         if (left === before) break;
         current = await still(() => collect(true), current.map(textOf).join('\n'));
