@@ -223,3 +223,49 @@ def test_a_recorded_fixed_word_does_not_tie_the_page_to_this_value():
     later = PageView.of(obs("http://shop/add", tree), used)
     from webtask_core.replay.signature import PageSignature
     assert PageSignature.of(first).difference(later) is None
+
+
+def _calendar(days: list[tuple[int, bool]]) -> Observation:
+    cells = [ElementInfo(id=f"td-{i}", tag="td", text=str(day), attributes={"outside-month": "True"} if outside else {})
+             for i, (day, outside) in enumerate(days)]
+    tree = "- table\n  - row\n" + "\n".join(
+        f'    - td-{i}{" (outside-month)" if outside else ""} "{day}"' for i, (day, outside) in enumerate(days))
+    return obs("http://shop/add", tree, *cells)
+
+
+def test_a_calendar_day_is_the_one_of_this_runs_date_and_quoted_chips_are_the_list():
+    # The day clicked to confirm 2025-03-14 is, for 2023-09-30, the cell "30" of September, never
+    # August's "30" shown before it nor another day.
+    recorded_page = _calendar([(28, True), (1, False), (14, False), (30, False)])
+    recorded = PageView.of(recorded_page, Normaliser({"release_date": "2025-03-14"}))
+    day = recorded.fingerprints["td-2"]
+    assert day.text == "{release_date.day}"
+    later = PageView.of(_calendar([(30, True), (31, True), (14, False), (30, False)]),
+                        Normaliser({"release_date": "2023-09-30"}))
+    assert later.resolve(day) == ("td-3", "")
+    # a calendar that opened before the date was typed still shows another month: not this run's day
+    stale = _calendar([(14, False), (30, False)])
+    stale = stale.model_copy(update={"tree": '- text: "November"\n' + stale.tree})
+    found, why = PageView.of(stale, Normaliser({"release_date": "2023-09-30"})).resolve(day)
+    assert found is None and "not the month of this run's release_date (september)" in why, why
+    # A multi-word tag shown quoted by its widget ('"summer sale"', tag-it) is a chip like the others.
+    from webtask_core.replay.commit import _chips
+    chip_tree = """
+- form
+  - list
+    - item
+      - text: "outdoor"
+      - a-0 "remove tag outdoor"
+    - item
+      - text: "\\"summer sale\\""
+      - a-1 "remove tag \\"summer sale\\""
+  - button-0 "Publish"
+"""
+    params = {"tags": ["outdoor", "summer sale"]}
+    page = obs("http://shop/edit", chip_tree, ElementInfo(id="a-0", tag="a", text="remove tag outdoor"),
+               ElementInfo(id="a-1", tag="a", text='remove tag "summer sale"'),
+               ElementInfo(id="button-0", tag="button", text="Publish"))
+    view = PageView.of(page, Normaliser(params))
+    shapes = _chips(view, "button-0", params)
+    assert shapes["tags"][1] == ["outdoor", "summer sale"]
+    assert _chips(view, "button-0", params, {"tags": shapes["tags"][0]})["tags"][1] == ["outdoor", "summer sale"]

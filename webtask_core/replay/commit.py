@@ -237,12 +237,14 @@ def _chips(view: PageView, element_id: str | None, params: Mapping[str, Any],
     words: dict[int, list[str]] = {}
     for line in reading.texts:
         if line.unit is not None:  # a multi-word tag may be shown quoted ("summer sale", tag-it)
-            words.setdefault(line.unit, []).append(line.text.strip().strip('"\'“”‘’'))
+            words.setdefault(line.unit, []).append(_QUOTES.sub("", line.text).strip())
     members: dict[int, list[str]] = {}
     for key, read in reading.controls.items():
         if read.unit is not None:
             fingerprint = view.fingerprints[key]
-            members.setdefault(read.unit, []).append(f"{fingerprint.tag}:{fingerprint.role}:{fingerprint.text}")
+            # quotes a widget puts around a multi-word tag ('remove tag "city carry"') make no other chip
+            text = _QUOTES.sub("", fingerprint.text)
+            members.setdefault(read.unit, []).append(f"{fingerprint.tag}:{fingerprint.role}:{text}")
     units = [unit for unit in range(len(reading.unit_texts))
              if form is None or reading.unit_forms[unit] == form]
     found: dict[str, tuple[list[str], list[str]]] = {}
@@ -261,6 +263,7 @@ def _chips(view: PageView, element_id: str | None, params: Mapping[str, Any],
 
 
 _PLACEHOLDER_START = "{{"
+_QUOTES = re.compile(r"[\"“”]")
 
 
 def _says_something(template: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["Normaliser", "agree", "decide_marks", "narrowings", "url_pattern", "label_words", "names_agree"]
+__all__ = ["Normaliser", "MONTHS", "month_of", "agree", "decide_marks", "narrowings", "url_pattern", "label_words", "names_agree"]
 
 _DIGITS = re.compile(r"\d+")
 _COUNTED = re.compile(r"# (\w{2,}?)s\b")
@@ -69,7 +69,7 @@ class Normaliser:
         self._names = _marks(values)  # a value two parameters share reads {a|b}: which, the label decides
         # A text that is one value whole, or one line of a value of several lines (an editor shows each
         # paragraph of a description as a line of its own).
-        self._whole = _marks(_values(params, any_length=True) + _lines(params))
+        self._whole = _marks(_values(params, any_length=True) + _lines(params) + _days(params))
         # A list written in one line ("brass, desk, vintage"): the list, however many items this run has.
         joins = [(sep.join(_SPACE.sub(" ", str(item)).strip().casefold() for item in value), name)
                  for name, value in params.items() if isinstance(value, list) and len(value) > 1
@@ -83,6 +83,7 @@ class Normaliser:
         self._identifying = _pattern([pair for pair in values if chosen is None or pair[1] in chosen])
         self._identifying_marks = tuple("{" + name + "}" for name in params if chosen is None or name in chosen)
         self._files = _pattern([(name.casefold(), "file") for name in files if len(name) >= _MIN_PARAM_CHARS])
+        self.params = params
 
     def __call__(self, text: str | None) -> str:
         return self.choice(text)
@@ -159,6 +160,27 @@ def _values(params: Mapping[str, Any], *, any_length: bool = False) -> list[tupl
 def _lines(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(_SPACE.sub(" ", line).strip().casefold(), name) for name, value in params.items()
             if isinstance(value, str) and "\n" in value for line in value.splitlines() if len(line.strip()) >= 8]
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-(\d{2})")
+
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+
+
+def _days(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A date's day of the month as ``{name.day}``, where it is a text's whole: the calendar cell a
+    model clicks to pick or confirm ``2025-03-14`` is the one that says "14", on every run its own."""
+    return [(str(int(match.group(1))), f"{name}.day") for name, value in params.items()
+            if isinstance(value, str) and (match := _ISO_DATE.fullmatch(value.strip()))]
+
+
+def month_of(params: Mapping[str, Any], name: str) -> str | None:
+    """The month's name (``march``) of the date parameter ``name``, when it is an ISO date."""
+    value = params.get(name)
+    match = re.fullmatch(r"\d{4}-(\d{2})-\d{2}", value.strip()) if isinstance(value, str) else None
+    return MONTHS[int(match.group(1)) - 1] if match and 1 <= int(match.group(1)) <= 12 else None
 
 
 def _marks(values: list[tuple[str, str]]) -> dict[str, str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
@@ -99,6 +100,9 @@ class ReadText:
     form: int | None = None  # the `- form` it lies in
     beside: bool = False  # it is the text beside a field (its label when it has none)
     heads_list: bool = False  # the heading or name of a list of records (a "Recent edits" panel)
+    # it follows a saving status it explains ("Autosave is paused" / "There are validation errors,
+    # click save to highlight them.": an autosave's state while a form is half filled)
+    saving_note: bool = False
 
     @property
     def says_something(self) -> bool:
@@ -117,14 +121,15 @@ class ReadText:
 
     @property
     def only_saving(self) -> bool:
-        return is_saving_status(self.text)
+        return self.saving_note or is_saving_status(self.text)
 
 
 # A status that only reports saving, as editors' autosave shows it: these words and times only.
-_SAVING_WORDS = {"saving", "saved", "autosaved", "autosaving", "auto", "unsaved"}
+_SAVING_WORDS = {"saving", "saved", "autosave", "autosaved", "autosaving", "auto", "unsaved"}
 _SAVING_CONTEXT = {"draft", "changes", "all", "page", "your", "last", "at", "on", "just", "now", "ago", "a", "an",
                    "few", "minute", "minutes", "second", "seconds", "hour", "hours", "locally", "automatically",
-                   "as", "today", "yesterday", "am", "pm", "were", "was", "been", "have", "has", "you"}
+                   "as", "today", "yesterday", "am", "pm", "were", "was", "been", "have", "has", "you", "is",
+                   "paused", "resumed", "off"}
 
 
 def is_saving_status(text: str) -> bool:
@@ -235,7 +240,20 @@ def _units(siblings: list[_Node], observation: Observation) -> set[int]:
     for indexes in shapes.values():
         if len(indexes) > 1:
             found.update(index for index in indexes if _is_record(siblings[index], observation))
-    return found
+    return found or _item_links(siblings, observation)
+
+
+def _item_links(siblings: list[_Node], observation: Observation) -> set[int]:
+    """Bare links that are all to items of one kind (``/images/chosen/3/``, ``/images/chosen/2/``: a
+    chooser's "Latest images") are records, one each; links to other places (a menu) are not."""
+    patterns = set()
+    for node in siblings:
+        element = observation.elements.get(node.element_id or "") if node.kind == "element" else None
+        path = urlsplit(element.attributes.get("href", "")).path if element is not None and element.tag == "a" else ""
+        if not re.search(r"/\d+(/|$)", path):
+            return set()
+        patterns.add(re.sub(r"/\d+(?=/|$)", "/#", path))
+    return set(range(len(siblings))) if len(patterns) == 1 else set()
 
 
 def _descendants(node: _Node) -> list[_Node]:
@@ -264,11 +282,14 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
         list_id, reading.lists = reading.lists, reading.lists + 1
     # The lists among the children: what stands beside one of them (a panel's title, its toggle)
     # comes along with it.
-    containers: dict[int, int] = {}
-    for index, child in enumerate(node.children):
-        if unit is None and index not in units and _units(child.children, observation):
-            containers[index], reading.lists = reading.lists, reading.lists + 1
-    beside_list = next(iter(containers.values())) if len(containers) == 1 else panel
+    containers = [index for index, child in enumerate(node.children)
+                  if unit is None and index not in units and _wraps_list(child, observation)]
+    if list_id is not None and not units and len(containers) == 1:
+        lists = {containers[0]: list_id}  # a wrapper of the list (a table around its rows) passes it on
+    else:
+        lists = {index: reading.lists + number for number, index in enumerate(containers)}
+        reading.lists += len(containers)
+    beside_list = next(iter(lists.values())) if len(lists) == 1 else panel
     heading: int | None = None  # the text line just before, at this level, with no control between
     for index, child in enumerate(node.children):
         inner = unit
@@ -286,7 +307,7 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             # The controls after a heading in their container come under it (the page's own top-level
             # headings are not sections: where a widget's list is put among them depends on the layout).
             section = child.text
-        a_list = index in containers
+        a_list = index in lists
         here = panel if a_list else beside_list
         if child.kind == "element" and child.element_id is not None:
             element = observation.elements.get(child.element_id)
@@ -298,17 +319,31 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
                                                              section, here)
             heading = None
         elif child.text and (child.kind == "text" or child.kind in _WORDED or child.kind in _UNITS):
+            previous = node.children[index - 1] if index else None
+            note = child.kind == "text" and previous is not None and previous.kind == "text" and is_saving_status(
+                previous.text or "")
             reading.texts.append(ReadText(child.text, inner, inside, form if child.kind != "form" else inner_form,
-                                          heads_list=a_list))
+                                          heads_list=a_list, saving_note=note))
             heading = len(reading.texts) - 1
         if a_list and heading is not None and heading < len(reading.texts):  # a panel's title: part of its list
             reading.texts[heading] = replace(reading.texts[heading], heads_list=True)
         inner_around = (child.element_id, *around) if child.kind == "element" and child.element_id else around
         inner_section = child.text if child.kind in _SECTIONS and child.text else section
         _walk(child, inner, reading, observation, inside, inner_around, inner_form, inner_section, here,
-              containers.get(index))
+              lists.get(index))
         if a_list or _holds(child, lambda node: node.kind == "element"):
             heading = None
+
+
+def _wraps_list(node: _Node, observation: Observation, depth: int = 0) -> bool:
+    """Whether ``node``'s children are records of a list, or it only wraps one node that is (a table
+    around its rows, with a header row of plain words): what stands beside it stands beside the list."""
+    if _units(node.children, observation):
+        return True
+    holding = [child for child in node.children
+               if child.kind == "element" or _holds(child, lambda inner: inner.kind == "element")]
+    return (depth < 3 and len(holding) == 1 and holding[0].kind != "element"
+            and _wraps_list(holding[0], observation, depth + 1))
 
 
 def _beside(siblings: list[_Node], index: int, way: int, observation: Observation) -> str:

@@ -18,6 +18,7 @@ the submission may have gone through, so the model looks first.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,8 @@ class Handover:
     """Where and why the model took over: ``kind`` says whose difference it was — ``site`` (the site
     changed: a run completed after it repairs the script), ``item`` (this item's state, e.g. listed
     already), ``values`` (this run's values cannot be written as recorded), ``model`` (the step is
-    the model's in the script itself), ``failed`` (a replayed call failed), ``unsure`` (a submit
+    the model's in the script itself), ``failed`` (a replayed call failed), ``slow`` (a replayed call
+    got no answer in time: the site is slow, not changed, and a submit may have gone through), ``unsure`` (a submit
     that may have gone through before a failure) or ``lost`` (the tab lost its page: blank or a
     browser error page after a failure or a slow answer)."""
 
@@ -168,11 +170,16 @@ class Replayer:
         """A replayed step ran: a failed call hands the next step to the model (True). A submit that
         ran and did not clearly fail is remembered: any later hand-over says it may have gone through."""
         for call, action in zip(step.tool_calls, self._decided_actions):
-            if action.commit and call.ok:
+            # a submit that ran, or that got no answer in time, may have gone through
+            if action.commit and (call.ok or _NO_ANSWER.search(call.message or "")):
                 what = action.element.describe() if action.element is not None else action.tool
                 self._committed = f"{action.tool} on {what} (step {self.position})"
         failed = [call for call in step.tool_calls if not call.ok]
-        if failed:
+        if failed and _NO_ANSWER.search(failed[0].message or ""):
+            # The site was slow, not changed: no repair is worth saving for it (issue 25 §6, §9).
+            self._hand_over(None, self.position - 1, "slow", f"the replayed {failed[0].name} got no answer in time "
+                            f"({failed[0].message}): the site is slow, not changed")
+        elif failed:
             self._hand_over(None, self.position - 1, "failed", f"the replayed {failed[0].name} failed: {failed[0].message}")
         return bool(failed)
 
@@ -258,6 +265,10 @@ class Replayer:
             note += (f" The replayed {self._committed} ran and did not clearly fail: it may have gone through. "
                      "Look first (the page, and the list of items) before submitting anything again.")
         self._pending_note = note
+
+
+# A call's failure that says the page did not answer in time (browser/tab.py's action limit).
+_NO_ANSWER = re.compile(r"did not respond within|timed? ?out", re.IGNORECASE)
 
 
 def _lost(observation: Observation) -> bool:

@@ -35,7 +35,16 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from webtask_core.replay.commit import is_commit
-from webtask_core.replay.folding import Normaliser, agree, decide_marks, label_words, narrowings, url_pattern
+from webtask_core.replay.folding import (
+    MONTHS,
+    Normaliser,
+    agree,
+    decide_marks,
+    label_words,
+    month_of,
+    narrowings,
+    url_pattern,
+)
 from webtask_core.replay.reading import (
     PageReading,
     ReadControl,
@@ -52,6 +61,9 @@ __all__ = ["ElementFingerprint", "PageSignature", "PageView", "Difference", "con
 
 # Attributes that tell an element's kind or name, not its state (value, checked, selected change).
 NAMING_ATTRIBUTES = ("placeholder", "aria-label", "title", "alt", "accept")
+_DAY_MARK = re.compile(r"\{([\w-]+)\.day\}")
+# What makes a control another one of the same name: a calendar's day of the month before or after.
+STATE_ATTRIBUTES = ("outside-month",)
 # Attributes that tell apart elements of the same name (where they lead, what they look like).
 TELLING_ATTRIBUTES = ("href", "hint", "_action")
 
@@ -90,7 +102,7 @@ class ElementFingerprint(BaseModel):
     @classmethod
     def of(cls, element: ElementInfo, normalise: Normaliser, beside: ReadControl | None = None) -> ElementFingerprint:
         attributes = {}
-        for key in (*NAMING_ATTRIBUTES, *TELLING_ATTRIBUTES, "value"):
+        for key in (*NAMING_ATTRIBUTES, *TELLING_ATTRIBUTES, *STATE_ATTRIBUTES, "value"):
             value = element.attributes.get(key)
             if value and not (key == "value" and element.tag != "button"):  # a field's value is its state
                 attributes[key] = (url_pattern(value, normalise, plainly=True) if key in ("href", "_action")
@@ -131,7 +143,8 @@ class ElementFingerprint(BaseModel):
             if not (plainly and not _WHOLE_MARK.fullmatch(mine)
                     and self.plain.get(key, mine) == other.plain.get(key, theirs)):
                 return False
-        for key in (*NAMING_ATTRIBUTES, "value"):  # a button's value is on its line: "draft" is another button
+        # a button's value is on its line ("draft" is another button); a day of another month is another day
+        for key in (*NAMING_ATTRIBUTES, *STATE_ATTRIBUTES, "value"):
             if not agree(self.attributes.get(key, ""), other.attributes.get(key, "")):
                 return False
         if not (self.text or self.before or self.after or any(key in self.attributes for key in NAMING_ATTRIBUTES)):
@@ -202,6 +215,9 @@ class PageView:
         same = [element_id for element_id in same if element_id not in moved]
         if not same:
             return None, f"no element like {fingerprint.describe()} on the page"
+        other_month = self._other_month(fingerprint)
+        if other_month is not None:
+            return None, other_month
         if len(same) == 1:
             return same[0], ""
         scored = sorted(((fingerprint.tells(self.fingerprints[element_id]), element_id) for element_id in same),
@@ -211,6 +227,18 @@ class PageView:
         return None, (f"{len(same)} elements like {fingerprint.describe()} ({scored[0][1]}, {scored[1][1]}) and "
                       "nothing tells them apart: not acting on a guess")
 
+
+    def _other_month(self, fingerprint: ElementFingerprint) -> str | None:
+        """A day of a date (``{release_date.day}``) is this run's only in a calendar showing this run's
+        month: one that opened before the date was typed may still show another."""
+        for name in _DAY_MARK.findall(fingerprint.text):
+            wanted = month_of(self.normalise.params, name)
+            shown = {text.strip().casefold() for text in [*(line.text for line in self.reading.texts),
+                                                          *(element.text for element in self.observation.elements.values())]}
+            months = shown & set(MONTHS)
+            if wanted is not None and months and wanted not in months:
+                return f"the calendar shows {', '.join(sorted(months))}, not the month of this run's {name} ({wanted})"
+        return None
 
     def _moved(self, fingerprint: ElementFingerprint, other: ElementFingerprint) -> bool:
         """Whether ``other``, a field, stands under another heading than the recorded one while the

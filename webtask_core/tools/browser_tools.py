@@ -61,9 +61,9 @@ class ClickTool(Tool):
 
 class FillTool(Tool):
     name = "fill"
-    # Whether fill types markdown-like text into an editable region with the editor's own shortcuts
-    # (issue 27): replay binds a rich text the model composed with the keyboard to one fill only then.
-    RICH_TEXT_FILL: ClassVar[bool] = False
+    # fill types markdown-like text into an editable region with the editor's own formatting (issue 27,
+    # browser/rich_text.py): replay may bind a rich text the model composed with the keyboard to one fill.
+    RICH_TEXT_FILL: ClassVar[bool] = True
     description = (
         "Replace the value of a text input, textarea or editable region with the given text. A rich-text "
         "editor (contenteditable) takes formatted text in the notation the page state shows its value in: "

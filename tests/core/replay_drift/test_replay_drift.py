@@ -29,7 +29,10 @@ async def test_a_changed_site_never_gets_a_wrong_submission(case: Case, style: S
         assert outcome.kept_steps >= outcome.replayed_steps, outcome.explain()
     if case.name == "slow-submit":  # the model was told the Submit may have gone through; it looked first
         assert outcome.notes and "it may have gone through" in outcome.notes[0], outcome.notes
-        assert outcome.stored == "right" and "lost" in outcome.handovers[0], outcome.explain()
+        # the next look found the tab lost, or the click itself got no answer (a busy machine): either
+        # way no change of the site, and no repair saved for it
+        assert outcome.stored == "right" and outcome.replay != "repaired", outcome.explain()
+        assert "lost" in outcome.handovers[0] or "no answer in time" in outcome.handovers[0], outcome.explain()
 
 
 CRASHES = [(case, style) for case, style in case_runs() if case.name.startswith("crash")]
