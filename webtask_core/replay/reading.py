@@ -221,7 +221,7 @@ def _shape(node: _Node, observation: Observation) -> tuple[str, ...]:
     return tuple(shape)
 
 
-def _units(siblings: list[_Node], observation: Observation) -> set[int]:
+def _units(siblings: list[_Node], observation: Observation, parent: str = "") -> set[int]:
     """Which of ``siblings`` are records of a list: rows, list items and articles, and plain groups
     repeated among their siblings with the same shape (a grid of cards)."""
     shapes: dict[tuple[str, ...], list[int]] = {}
@@ -240,12 +240,13 @@ def _units(siblings: list[_Node], observation: Observation) -> set[int]:
     for indexes in shapes.values():
         if len(indexes) > 1:
             found.update(index for index in indexes if _is_record(siblings[index], observation))
-    return found or _item_links(siblings, observation)
+    return found or (_item_links(siblings, observation) if parent == "list" else set())
 
 
 def _item_links(siblings: list[_Node], observation: Observation) -> set[int]:
-    """Bare links that are all to items of one kind (``/images/chosen/3/``, ``/images/chosen/2/``: a
-    chooser's "Latest images") are records, one each; links to other places (a menu) are not."""
+    """A list's bare links that all lead to items of one kind (``/images/chosen/3/``,
+    ``/images/chosen/2/``: a chooser's "Latest images") are records, one each; links to other places
+    (a menu) are not, nor a breadcrumb's link to the item (no list)."""
     patterns = set()
     for node in siblings:
         element = observation.elements.get(node.element_id or "") if node.kind == "element" else None
@@ -277,7 +278,7 @@ def _words(node: _Node, observation: Observation) -> str:
 
 def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Observation, notice: bool,
           around: tuple[str, ...], form: int | None, section: str, panel: int | None, list_id: int | None) -> None:
-    units = _units(node.children, observation) if unit is None else set()
+    units = _units(node.children, observation, node.kind) if unit is None else set()
     if units and list_id is None:
         list_id, reading.lists = reading.lists, reading.lists + 1
     # The lists among the children: what stands beside one of them (a panel's title, its toggle)
@@ -338,7 +339,7 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
 def _wraps_list(node: _Node, observation: Observation, depth: int = 0) -> bool:
     """Whether ``node``'s children are records of a list, or it only wraps one node that is (a table
     around its rows, with a header row of plain words): what stands beside it stands beside the list."""
-    if _units(node.children, observation):
+    if _units(node.children, observation, node.kind):
         return True
     holding = [child for child in node.children
                if child.kind == "element" or _holds(child, lambda inner: inner.kind == "element")]

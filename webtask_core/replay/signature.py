@@ -272,6 +272,7 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
 
 
 _WHOLE_MARK = re.compile(r"\{[^{}]+\}")
+_ACTING_TAGS = ("input", "select", "textarea", "button")  # controls whose loss matters whatever grew
 _WARNS = re.compile(r"\b(warn\w*|error\w*|delet\w*|remov\w*|fail\w*|invalid|suspend\w*|block\w*)\b|!")
 
 
@@ -285,6 +286,18 @@ def _holds_a_value(fingerprint: ElementFingerprint) -> bool:
 def _saving(view: PageView, element_id: str) -> bool:
     """A control that only reports saving (an autosave's "Saving…" button): no change of the site."""
     return is_saving_status(view.observation.elements[element_id].text)
+
+
+def _saved_item_chrome(view: PageView) -> set[str]:
+    """On a page that saved itself without a load (an autosave: "Saved"), the links and menus the
+    saved item brought (its history, its actions, a breadcrumb to it): never a field, nor a button
+    that submits or deletes."""
+    elements = view.observation.elements
+    if not any(_saving(view, element_id) for element_id in elements) and not any(
+            line.only_saving for line in view.reading.texts):
+        return set()
+    return {element_id for element_id, element in elements.items()
+            if not is_field(element) and not is_commit("click", {}, element)}
 
 
 class PageSignature(BaseModel):
@@ -368,6 +381,8 @@ class PageSignature(BaseModel):
         added: list[str] = []
         fields_added = False
         chrome = self._list_chrome(view) | self._panel_chrome(view)
+        if same_document:
+            chrome |= _saved_item_chrome(view)
         for element_id, key in view.keys.items():  # controls outside lists first take the recorded ones
             if view.unit_of(element_id) is None and not _saving(view, element_id):
                 if recorded[key] > 0:
@@ -384,6 +399,11 @@ class PageSignature(BaseModel):
                 elif _digest(key) not in listed:
                     unexplained_units.add(unit)
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
+        if not self.records and unexplained_units:
+            # A list still empty when recorded now has records (a chooser's images): the links of its
+            # empty state ("Why not upload one now?") and its box went with it; a field or a button gone
+            # is still a change.
+            missing = [key for key in missing if key.split(" ", 1)[0] in _ACTING_TAGS]
         words: list[str] = []
         list_forms = self._list_forms(view)
         for line in view.reading.texts:
