@@ -57,6 +57,9 @@ def _abort(reason: str) -> Reply:
     return Reply(text=reason, tool_uses=[ToolUse("abort", {"reason": reason})])
 
 
+_ELIDED = re.compile(r"^\s*- … \d+ more elements? (above|below) ")
+
+
 def _click(element: TreeElement, why: str) -> Reply:
     return Reply(text=why, tool_uses=[ToolUse("click", {"element_id": element.id})])
 
@@ -180,7 +183,7 @@ class _Decision:
                 return reply
         save = self._submit("_continue")
         if save is None:
-            return _abort("the product form has no 'Save and continue editing' button")
+            return self._not_in_view("the product form has no 'Save and continue editing' button")
         return _click(save, "Everything is filled in; saving to fill in the variation next.")
 
     def _change_form(self) -> Reply:
@@ -188,14 +191,16 @@ class _Decision:
         if errors:
             return _abort("the shop rejected the product: " + "; ".join(errors))
         title = self._named("title")
-        if title is None or title.attributes.get("value") != self.data["title"]:
-            return _abort("this is not the product I was creating")
+        if title is None:
+            return self._not_in_view("the product's change form shows no title field", way="up")
+        if title.attributes.get("value") != self.data["title"]:
+            return _abort(f"this is not the product I was creating: its title is {title.attributes.get('value')!r}")
         fields = {key: self._named(f"variations-0-{key}") for key in ("sku", "num_in_stock", "unit_price", "sale_price")}
         image = self._named("variations-0-image")
         lacking = [key for key, element in fields.items() if element is None] + (["image"] if image is None else [])
         save = self._submit("_save")
         if lacking or save is None:
-            return _abort(f"the variation row lacks {', '.join(lacking or ['a Save button'])}")
+            return self._not_in_view(f"the variation row lacks {', '.join(lacking or ['a Save button'])}")
         values = {"sku": self.data["sku"], "num_in_stock": str(self.data["stock"]),
                   "unit_price": str(self.data["price"]), "sale_price": str(self.data["sale_price"])}
         calls = [ToolUse("fill", {"element_id": element.id, "text": values[key]})
@@ -245,8 +250,10 @@ class _Decision:
         available = self._named("available")
         date, time = self._named("publish_date_0"), self._named("publish_date_1")
         if not (title and status and available and date and time):
-            return _abort(f"the product form lacks a title, a {self.data['status']!r} status, the availability box or "
-                          "the publish date and time")
+            lacking = [what for what, element in (("a title", title), (f"a {self.data['status']!r} status", status),
+                                                  ("the availability box", available), ("the publish date", date),
+                                                  ("the publish time", time)) if element is None]
+            return self._not_in_view(f"the product form lacks {', '.join(lacking)}", way="up")
         calls = []
         if title.attributes.get("value") != self.data["title"]:
             calls.append(ToolUse("fill", {"element_id": title.id, "text": self.data["title"]}))
@@ -283,7 +290,7 @@ class _Decision:
         chosen, available = self._named("categories"), self._named("categories_old")
         choose = next((e for e in self.elements if e.tag == "a" and e.text == "Choose"), None)
         if chosen is None or available is None or choose is None:
-            return _abort("the product form has no category chooser")
+            return self._not_in_view("the product form has no category chooser")
         wanted = [str(name) for name in self.data["categories"]]
         have = _options(chosen)
         if sorted(have) == sorted(wanted):
@@ -307,7 +314,7 @@ class _Decision:
         if field is None:
             heading = next((e for e in self.elements if e.text == "Meta data"), None)
             if heading is None:
-                return _abort("the product form has no keywords field and no Meta data section")
+                return self._not_in_view("the product form has no keywords field and no Meta data section")
             return _click(heading, "Opening the Meta data section for the keywords.")
         have = [word.strip() for word in field.attributes.get("value", "").split(",") if word.strip()]
         if have == wanted:
@@ -319,7 +326,11 @@ class _Decision:
         box = next((e for e in self.elements if e.attributes.get("name") == "option2"
                     and e.text == self.data["colour"]), None)
         if box is None:
-            return _abort(f"the shop offers no colour {self.data['colour']!r} for the variations")
+            offered = [e.text for e in self.elements if e.attributes.get("name") == "option2"]
+            if not offered:
+                return self._not_in_view("the product form shows no colour options")
+            return _abort(f"the shop offers no colour {self.data['colour']!r} for the variations (it offers "
+                          f"{', '.join(offered)})")
         return None if box.has("checked") else Reply(text=f"Ticking the colour {self.data['colour']}.", tool_uses=[
             ToolUse("check", {"element_id": box.id})])
 
@@ -333,19 +344,30 @@ class _Decision:
                          tool_uses=[ToolUse("switch_tab", {"tab_index": library})])
         browse = next((e for e in self.elements if e.attributes.get("hint") == "fb_show"), None)
         if browse is None:
-            return _abort("the Images section has no way to choose an image")
+            return self._not_in_view("the Images section has no way to choose an image")
         return _click(browse, "Opening the image chooser for the photo.")
 
     def _photo_caption(self) -> Reply | None:
         caption = self._named("images-0-description")
         if caption is None:
-            return _abort("the image has no description field")
+            return self._not_in_view("the image has no description field")
         if caption.attributes.get("value") == self.data["photo_caption"]:
             return None
         return Reply(text="Describing the photo.", tool_uses=[
             ToolUse("fill", {"element_id": caption.id, "text": self.data["photo_caption"]})])
 
     # ---- reading the request ---------------------------------------------------------------------
+
+    def _not_in_view(self, reason: str, *, way: str = "down") -> Reply:
+        """What I need is not in the tree: scroll where the tree says it left elements out (`way`
+        first when it left out both), else abort with `reason`."""
+        sides = {match.group(1) for match in map(_ELIDED.match, self.tree.splitlines()) if match}
+        if sides:
+            side = ({"up": "above", "down": "below"}[way] if len(sides) == 2 else sides.pop())
+            direction = "up" if side == "above" else "down"
+            return Reply(text=f"I do not see it ({reason}); the page goes on {side}: scrolling {direction}.",
+                         tool_uses=[ToolUse("scroll", {"direction": direction, "amount": 1.0})])
+        return _abort(reason)
 
     def _named(self, name: str) -> TreeElement | None:
         return next((e for e in self.elements if e.attributes.get("name") == name), None)

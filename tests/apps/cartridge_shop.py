@@ -12,25 +12,38 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from app_process import DjangoAppProcess
+from cartridge_policy import CartridgeProductPolicy
 from PIL import Image
+from playwright.async_api import BrowserContext, Request
+from pydantic import SecretStr
 
-__all__ = ["PRODUCTS", "STAFF_USERNAME", "STAFF_PASSWORD", "SECRET_NAME", "SCRIPT_NAME", "cartridge_site",
-           "task_data", "task_for", "make_photo", "stored_products", "stored_problems", "markdown_lines"]
+from webtask_core import Agent, AgentResult, WorkerStatus
+from webtask_core.browser import Browser
+from webtask_core.replay import Replay, ScriptStore, script_key
+from webtask_core.testing import FakeLLM
+from webtask_core.testing.request_view import latest_url
+from webtask_core.worker import WorkerOptions
+
+__all__ = ["PRODUCTS", "STAFF_USERNAME", "STAFF_PASSWORD", "SCRIPT_KEY", "ProductRun", "cartridge_site", "task_data",
+           "task_for", "make_photo", "run_products", "describe_runs", "stored_products", "stored_problems",
+           "markdown_lines"]
 
 PROJECT = "cartridge_site"
 # The seed's account (tests/apps/cartridge_site/shop_seed/management/commands/seed_shop.py).
 STAFF_USERNAME = "staff"
 STAFF_PASSWORD = "cartridge-staff-pass"  # a throwaway test account
 SECRET_NAME = "cartridge_password"
-SCRIPT_NAME = "cartridge-create-product"
+SCRIPT_KEY = script_key("cartridge-create-product", "cartridge-test-shop")
 
 # The first is recorded, the others replay it with their own values.
 PRODUCTS: tuple[dict[str, Any], ...] = (
@@ -96,6 +109,95 @@ def make_photo(data: dict[str, Any], folder: Path) -> dict[str, Path]:
     return {"photo": path}
 
 
+# ---- creating products --------------------------------------------------------------------------------
+
+
+@dataclass
+class ProductRun:
+    data: dict[str, Any]
+    resources: dict[str, Path]
+    result: AgentResult
+    model_calls: int
+    revision: int  # of the stored script after this run
+    seconds: float
+    # Each model call: the page it was asked on, and the "replay stopped at ..." note when it had one.
+    asked: list[tuple[str, str | None]] = field(default_factory=list)
+    # Every URL the browser requested (pages, scripts, fonts, uploads), the shop's and any other host's.
+    requests: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return str(self.data["title"])
+
+    def describe(self) -> str:
+        lines = [f"{self.label}: {self.result.status.value}, replay={self.result.replay}, "
+                 f"replayed_steps={self.result.replayed_steps}, model calls={self.model_calls}, "
+                 f"script revision after={self.revision}, {self.seconds:.1f} s"]
+        lines += [f"  - on {url}: {note}" for url, note in self.asked if note is not None]
+        lines += [f"  - handover: {handover}" for handover in self.result.replay_handovers]
+        if self.result.status is not WorkerStatus.completed:
+            lines.append(f"  - feedback: {self.result.feedback}")
+        return "\n".join(lines)
+
+
+def handover_note(request: dict[str, Any]) -> str | None:
+    """The replay's hand-over note in the request's last user message, if it has one."""
+    for block in request["messages"][-1].get("content", []):
+        if isinstance(block, dict) and block.get("type") == "text" and "replay stopped at" in block.get("text", ""):
+            text = block["text"]
+            return text[text.index("Steps 1-") if "Steps 1-" in text else text.index("replay stopped at"):].split("\n")[0]
+    return None
+
+
+async def run_products(site: DjangoAppProcess, browser: Browser, store: ScriptStore, folder: Path, *,
+                       llm: FakeLLM | None = None, products: Sequence[dict[str, Any]] = PRODUCTS) -> list[ProductRun]:
+    """Create `products` one after the other through ``Agent.do(replay=...)``, each in a fresh tab:
+    the first records the script (unless `store` has one), the others replay it. ``llm``: the scripted
+    model (default: `CartridgeProductPolicy` typing the content with the keyboard)."""
+    llm = llm or FakeLLM(CartridgeProductPolicy(rich_text="keys"))
+    options = WorkerOptions(secrets={SECRET_NAME: SecretStr(STAFF_PASSWORD)})
+    runs = []
+    for number, product in enumerate(products, start=1):
+        data = task_data(site, product)
+        photo = make_photo(data, folder / f"photo-{number}")
+        before, started = len(llm.requests), time.perf_counter()
+        tab = await browser.new_tab()
+        try:
+            assert tab.page is not None  # a new tab has its first page
+            requested = _requests_seen(tab.page.context)
+            replay = Replay(key=SCRIPT_KEY, params=data, store=store, identifying=("sku", "title"))
+            result = await Agent(llm, browser=tab, options=options).do(task_for(data), max_steps=60, resources=photo,
+                                                                       replay=replay)
+        finally:
+            await tab.close()
+        requests = llm.requests[before:]
+        script = store.load(SCRIPT_KEY)
+        runs.append(ProductRun(data=data, resources=photo, result=result, model_calls=len(requests),
+                               revision=script.revision if script is not None else 0,
+                               seconds=time.perf_counter() - started, requests=requested,
+                               asked=[(latest_url(request), handover_note(request)) for request in requests]))
+    return runs
+
+
+def _requests_seen(context: BrowserContext) -> list[str]:
+    """A list that gathers the URL of every request `context` makes from now on."""
+    urls: list[str] = []
+
+    def seen(request: Request) -> None:
+        urls.append(request.url)
+
+    context.on("request", seen)
+    return urls
+
+
+def describe_runs(runs: Sequence[ProductRun], problems: Sequence[str] = ()) -> str:
+    """Per product its outcome and handovers, then what was stored wrong: the failure report."""
+    text = "\n".join(run.describe() for run in runs)
+    if problems:
+        text += "\nstored wrong:\n" + "\n".join(f"  - {problem}" for problem in problems)
+    return text
+
+
 # ---- what the shop stored ---------------------------------------------------------------------------
 
 _QUERY = """
@@ -124,14 +226,6 @@ def stored_products(site: DjangoAppProcess) -> list[dict[str, Any]]:
     rows = site.query(_QUERY)
     assert isinstance(rows, list)
     return rows
-
-
-class _Run(Protocol):
-    data: dict[str, Any]
-    resources: dict[str, Path]
-
-    @property
-    def label(self) -> str: ...
 
 
 def _money(text: Any) -> Decimal | None:
@@ -163,7 +257,7 @@ def _asked(data: dict[str, Any]) -> dict[str, Any]:
             "price": _money(data["price"]), "sale_price": _money(data["sale_price"])}
 
 
-def stored_problems(site: DjangoAppProcess, runs: Sequence[_Run]) -> list[str]:
+def stored_problems(site: DjangoAppProcess, runs: Sequence[ProductRun]) -> list[str]:
     """What the shop stored wrong for these runs, one line each (empty when every product is stored
     once, with exactly its own values): a missing or extra product, a field that differs (and whose
     value it is when it is another product's), a variation or image too many, a photo of other bytes."""

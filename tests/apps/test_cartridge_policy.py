@@ -186,3 +186,15 @@ def test_the_shops_html_reads_as_the_markdown_like_lines_a_model_writes() -> Non
     stored = '<p>A slim clutch in&nbsp;<strong>black satin</strong>.</p>\n<p>Fits a phone, <em>keys</em><br>and cards.</p>'
     assert markdown_lines(stored) == ["A slim clutch in **black satin**.", "Fits a phone, *keys*", "and cards."]
     assert markdown_lines("One **two**\n\nthree", markdown=True) == ["One **two**", "three"]
+
+
+def test_what_the_tree_left_out_is_scrolled_to_and_what_the_page_lacks_is_said() -> None:
+    trimmed = ('- … 212 more elements above (64 interactive) — scroll up to see them\n'
+               '- input-12 (type="text" name="variations-0-sku" value="3")\n')
+    reply = decide(DATA, f"{SITE}/admin/shop/product/3/change/", trimmed)
+    assert calls(reply) == [("scroll", {"direction": "up", "amount": 1.0})]
+    [(name, arguments)] = calls(decide(DATA, f"{SITE}/admin/shop/product/3/change/", trimmed.splitlines()[1] + "\n"))
+    assert name == "abort" and arguments["reason"] == "the product's change form shows no title field"
+    other = '- input-0 (type="text" name="title" value="Wool Scarf" required) "Title:"\n'
+    [(name, arguments)] = calls(decide(DATA, f"{SITE}/admin/shop/product/3/change/", other))
+    assert arguments["reason"] == "this is not the product I was creating: its title is 'Wool Scarf'"
