@@ -23,17 +23,12 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from policy_steps import abort as _abort
+from policy_steps import click as _click
+from policy_steps import django_log_in, product_data
+
 from webtask_core.testing.replies import Reply, ToolUse
-from webtask_core.testing.request_view import (
-    TreeElement,
-    error_streak,
-    last_tool_results,
-    latest_page,
-    latest_url,
-    resource_names,
-    task_json,
-    tree_elements,
-)
+from webtask_core.testing.request_view import TreeElement, latest_page, latest_url, resource_names, tree_elements
 
 __all__ = ["CartridgeProductPolicy", "REQUIRED_KEYS", "rich_text_keys"]
 
@@ -103,20 +98,12 @@ class _Decision:
         self.request = request
 
     def decide(self) -> Reply:
-        try:
-            data = task_json(self.request)
-        except ValueError as exc:
-            return _abort(f"I cannot read the product data: {exc}")
-        missing = [key for key in REQUIRED_KEYS if key not in data]
-        if missing:
-            return _abort(f"the task's product data lacks {', '.join(missing)}")
+        data = product_data(self.request, REQUIRED_KEYS, self.policy.max_failed_turns)
+        if isinstance(data, Reply):
+            return data
         if not isinstance(data["categories"], list) or not isinstance(data["tags"], list):
             return _abort("the task's categories and tags should be lists")
         self.data = data
-        failures = error_streak(self.request)
-        if failures >= self.policy.max_failed_turns:
-            errors = [text for _, is_error, text in last_tool_results(self.request) if is_error]
-            return _abort(f"the last {failures} attempts failed; last error: {errors[-1] if errors else '?'}")
 
         self.tree = latest_page(self.request)
         self.elements = tree_elements(self.tree)
@@ -142,17 +129,7 @@ class _Decision:
     # ---- pages -----------------------------------------------------------------------------------
 
     def _log_in(self) -> Reply:
-        if "Please enter a correct" in self.tree:
-            return _abort("the admin rejected the username or password")
-        username, password = self._named("username"), self._named("password")
-        button = next((e for e in self.elements if e.attributes.get("type") == "submit"), None)
-        if not (username and password and button):
-            return _abort("the log-in page has no username/password form that I can see")
-        return Reply(text=f"Logging in as {self.data['username']}.", tool_uses=[
-            ToolUse("fill", {"element_id": username.id, "text": self.data["username"]}),
-            ToolUse("fill", {"element_id": password.id, "text": self.data["password"]}),
-            ToolUse("click", {"element_id": button.id}),
-        ])
+        return django_log_in(self.tree, self.elements, self.data["username"], self.data["password"], site="admin")
 
     def _product_list(self) -> Reply:
         title = self.data["title"]
