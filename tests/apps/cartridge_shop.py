@@ -296,7 +296,7 @@ def stored_problems(site: DjangoAppProcess, runs: Sequence[ProductRun]) -> list[
 
 class _MarkdownLines(HTMLParser):
     """TinyMCE's HTML as the markdown-like lines a model writes: a paragraph or break a line,
-    <strong>/<b> as **, <em>/<i> as *."""
+    <strong>/<b> as **, <em>/<i> as *, an asterisk of the text as \\*."""
 
     MARKS: ClassVar[dict[str, str]] = {"strong": "**", "b": "**", "em": "*", "i": "*"}
 
@@ -313,7 +313,8 @@ class _MarkdownLines(HTMLParser):
         self.lines[-1] += self.MARKS.get(tag, "")
 
     def handle_data(self, data: str) -> None:
-        self.lines[-1] += data.replace("\n", " ")
+        # A literal asterisk is no formatting: escaped, "**bold**" typed as text never reads as bold.
+        self.lines[-1] += data.replace("\n", " ").replace("*", "\\*")
 
 
 def markdown_lines(text: str, *, markdown: bool = False) -> list[str]:

@@ -186,6 +186,9 @@ def test_the_shops_html_reads_as_the_markdown_like_lines_a_model_writes() -> Non
     stored = '<p>A slim clutch in&nbsp;<strong>black satin</strong>.</p>\n<p>Fits a phone, <em>keys</em><br>and cards.</p>'
     assert markdown_lines(stored) == ["A slim clutch in **black satin**.", "Fits a phone, *keys*", "and cards."]
     assert markdown_lines("One **two**\n\nthree", markdown=True) == ["One **two**", "three"]
+    # Asterisks typed as text (an editor that took the markdown literally) are not bold.
+    assert markdown_lines("<p>A **bold** phrase</p>") == ["A \\*\\*bold\\*\\* phrase"] != \
+        markdown_lines("A **bold** phrase", markdown=True)
 
 
 def test_what_the_tree_left_out_is_scrolled_to_and_what_the_page_lacks_is_said() -> None:
