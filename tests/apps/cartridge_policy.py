@@ -48,15 +48,7 @@ _LINE_HEAD = re.compile(r'^\s*- (?:[a-z][a-z0-9]*-\d+|[a-z][a-z0-9]*:?)\s*(?:\((
 _TAB_LINE = re.compile(r"^- \[(\d+)\] (.*) — (\S+)( \(active\))?$", re.MULTILINE)
 
 
-def _abort(reason: str) -> Reply:
-    return Reply(text=reason, tool_uses=[ToolUse("abort", {"reason": reason})])
-
-
 _ELIDED = re.compile(r"^\s*- … \d+ more elements? (above|below) ")
-
-
-def _click(element: TreeElement, why: str) -> Reply:
-    return Reply(text=why, tool_uses=[ToolUse("click", {"element_id": element.id})])
 
 
 def rich_text_keys(text: str) -> list[tuple[str, str]]:
