@@ -60,6 +60,8 @@ class ItemRun:
     seconds: float
     # Each model call: the page it was asked on, and the replay's "replay stopped at ..." note if it had one.
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    # Every URL the item's tab (and the popups it opened) requested: whether the app reaches for the internet.
+    requests: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -100,7 +102,10 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         before = len(llm.requests)
         started = time.perf_counter()
         tab = await browser.new_tab()
+        requested: list[str] = []
         try:
+            assert tab.page is not None  # a new tab has its first page
+            tab.page.context.on("request", lambda request, seen=requested: seen.append(request.url))
             agent = Agent(llm, browser=tab, options=case.options)
             replay = Replay(key=case.script_key, params=data, store=store, identifying=case.identifying)
             result = await agent.do(case.task(data), max_steps=case.max_steps, resources=resources, replay=replay)
@@ -111,7 +116,8 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         script = store.load(case.script_key)
         runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
                             revision=script.revision if script is not None else 0, seconds=seconds,
-                            asked=[(latest_url(request), handover_note(request)) for request in requests]))
+                            asked=[(latest_url(request), handover_note(request)) for request in requests],
+                            requests=requested))
     return runs
 
 
