@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from policy_steps import abort as _abort
-from policy_steps import click as _click
-from policy_steps import django_log_in, product_data
+from policy_kit import PageReader, django_log_in, product_data
+from policy_kit import abort as _abort
+from policy_kit import click as _click
 
 from webtask_core.testing.replies import Reply, ToolUse
 from webtask_core.testing.request_view import TreeElement, latest_page, latest_url, resource_names, tree_elements
@@ -125,12 +125,11 @@ class _Decision:
 
     def _product_list(self) -> Reply:
         title = self.data["title"]
-        rows = [e for e in self.elements if e.tag == "a" and e.text == title
-                and re.search(r"/admin/shop/product/\d+/change/", e.attributes.get("href", ""))]
-        if rows:
+        row = PageReader(self.tree).row_of(title)
+        if row:
             saved = f"The Product “{title}” was changed successfully." in self._page_words()
-            address = next((a for a in map(self._view_on_site, rows) if a is not None), None)
-            where = f" at {address}" if address else ""
+            view = next((e.attributes.get("href") for e in row if e.tag == "a" and e.text == "View on site"), None)
+            where = f" at {urljoin(latest_url(self.request), view)}" if view else ""
             feedback = (f"Created the product {title} (SKU {self.data['sku']}); the shop shows it{where}." if saved else
                         f"The product {title} is in the shop's list already{where}; nothing new was created.")
             return Reply(text=feedback, tool_uses=[ToolUse("complete", {"feedback": feedback})])
@@ -187,9 +186,11 @@ class _Decision:
         """The Media Library popup: select the photo I uploaded in its row, else go and upload it."""
         uploaded = self._said(_UPLOADING)
         if uploaded is not None:
-            row = self._library_row(uploaded.casefold())
-            if row is not None:
-                return _click(row, f"Selecting the photo I uploaded, {uploaded}.")
+            # The library lists files under names of its own (lower case): the row of that name.
+            row = PageReader(self.tree).row_of(uploaded.casefold())
+            select = next((e for e in row if e.attributes.get("hint") == "Select"), None)
+            if select is not None:
+                return _click(select, f"Selecting the photo I uploaded, {uploaded}.")
         upload = next((e for e in self.elements if e.tag == "a" and e.text == "Upload"), None)
         if upload is None:
             return _abort("the Media Library offers no Upload")
@@ -359,17 +360,6 @@ class _Decision:
     def _errors(self) -> list[str]:
         return [text for text in _ERROR_TEXTS if text in self.tree]
 
-    def _view_on_site(self, row_link: TreeElement) -> str | None:
-        """The "View on site" link after the product's row link, as an address."""
-        index = self.elements.index(row_link)
-        for element in self.elements[index + 1:]:
-            if element.tag == "a" and element.text == "View on site":
-                parts = urlsplit(latest_url(self.request))
-                return f"{parts.scheme}://{parts.netloc}{element.attributes.get('href', '')}"
-            if re.search(r"/admin/shop/product/\d+/change/", element.attributes.get("href", "")):
-                return None  # the next row
-        return None
-
     def _tabs(self) -> list[tuple[int, str, str, bool]]:
         """The open tabs the last history block lists: (index, title, url, active)."""
         last = self.request["messages"][-1]
@@ -388,17 +378,6 @@ class _Decision:
                     match = pattern.match(block.get("text", "").strip())
                     if match is not None:
                         return match.group(1)
-        return None
-
-    def _library_row(self, file_name: str) -> TreeElement | None:
-        """The Select link of the Media Library row whose file is `file_name`."""
-        for index, element in enumerate(self.elements):
-            if element.tag == "a" and element.text.casefold() == file_name:
-                for before in reversed(self.elements[:index]):
-                    if before.attributes.get("hint") == "Select":
-                        return before
-                    if before.text and before.tag == "a" and before.text != element.text:
-                        break
         return None
 
 

@@ -20,9 +20,9 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from policy_steps import abort as _abort
-from policy_steps import click as _click
-from policy_steps import django_log_in, product_data
+from policy_kit import abort as _abort
+from policy_kit import click as _click
+from policy_kit import django_log_in, product_data
 
 from webtask_core.testing.replies import Reply, ToolUse
 from webtask_core.testing.request_view import TreeElement, latest_page, latest_url, resource_names, tree_elements
