@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from cartridge_case import PRODUCTS, markdown_lines
 from cartridge_policy import CartridgeProductPolicy, rich_text_keys
-from cartridge_shop import PRODUCTS, markdown_lines
 
 from webtask_core.testing.replies import Reply
 

@@ -1,6 +1,6 @@
-"""The Cartridge shop as a replay test bed: the site (tests/apps/cartridge_site, served by
-`DjangoAppProcess`), the products the test creates, their task text and photo, and what the shop's
-own database holds for them, compared field by field with what was asked.
+"""The Cartridge shop as an `AppCase` (replay_runs.py): the site (tests/apps/cartridge_site, served
+by `DjangoAppProcess`), the products the test creates, their task text and photo, and what the
+shop's own database holds for them, compared field by field with what was asked.
 
 What a product is asked to be (`PRODUCTS`): the first is recorded, the others replay it with other
 values — titles of other lengths, tags not in the title and another number of them, a status whose
@@ -12,31 +12,24 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from app_process import DjangoAppProcess
 from cartridge_policy import CartridgeProductPolicy
 from PIL import Image
-from playwright.async_api import BrowserContext, Request
 from pydantic import SecretStr
+from replay_runs import AppCase, ItemRun, foreign_members, foreign_owner
 
-from webtask_core import Agent, AgentResult, WorkerStatus
-from webtask_core.browser import Browser
-from webtask_core.replay import Replay, ScriptStore, script_key
-from webtask_core.testing import FakeLLM
-from webtask_core.testing.request_view import latest_url
+from webtask_core.replay import script_key
 from webtask_core.worker import WorkerOptions
 
-__all__ = ["PRODUCTS", "STAFF_USERNAME", "STAFF_PASSWORD", "SCRIPT_KEY", "ProductRun", "cartridge_site", "task_data",
-           "task_for", "make_photo", "run_products", "describe_runs", "stored_products", "stored_problems",
-           "markdown_lines"]
+__all__ = ["PRODUCTS", "STAFF_USERNAME", "STAFF_PASSWORD", "cartridge_site", "cartridge_case", "open_cartridge_case",
+           "task_data", "task_for", "make_photo", "stored_products", "stored_problems", "markdown_lines"]
 
 PROJECT = "cartridge_site"
 # The seed's account (tests/apps/cartridge_site/shop_seed/management/commands/seed_shop.py).
@@ -80,11 +73,27 @@ PRODUCTS: tuple[dict[str, Any], ...] = (
 )
 
 
+def cartridge_site(root: Path) -> DjangoAppProcess:
+    """``with cartridge_site(tmp) as site: site.url("/admin/")``: the shop migrated and seeded (or
+    copied from the cached database) and served, its database and media under ``root``."""
+    return DjangoAppProcess(PROJECT, root, seed=("seed_shop",), ready_path="/admin/login/")
+
+
+def cartridge_case(site: DjangoAppProcess, *, rich_text: Literal["keys", "fill"] = "keys") -> AppCase:
+    """The case on a running shop; ``rich_text``: how the scripted model writes the content."""
+    return AppCase(
+        name="cartridge", script_key=SCRIPT_KEY, items=[task_data(site, product) for product in PRODUCTS],
+        task=task_for, resources=make_photo, policy=CartridgeProductPolicy(rich_text=rich_text),
+        stored_problems=lambda runs: stored_problems(site, runs),
+        options=WorkerOptions(secrets={SECRET_NAME: SecretStr(STAFF_PASSWORD)}), max_steps=60,
+    )
+
+
 @contextmanager
-def cartridge_site(root: Path) -> Iterator[DjangoAppProcess]:
-    """The shop migrated and seeded (or copied from the cached database) and served."""
-    with DjangoAppProcess(PROJECT, root, seed=("seed_shop",)) as site:
-        yield site
+def open_cartridge_case(root: Path, *, rich_text: Literal["keys", "fill"] = "keys") -> Iterator[AppCase]:
+    """The shop started in `root` (outside pytest's fixtures: the benchmark), and its case."""
+    with cartridge_site(root) as site:
+        yield cartridge_case(site, rich_text=rich_text)
 
 
 def task_data(site: DjangoAppProcess, product: dict[str, Any]) -> dict[str, Any]:
@@ -107,95 +116,6 @@ def make_photo(data: dict[str, Any], folder: Path) -> dict[str, Path]:
     seed = sum(map(ord, data["sku"]))
     Image.new("RGB", (64, 48), (seed % 256, 40, 120)).save(path, "JPEG")
     return {"photo": path}
-
-
-# ---- creating products --------------------------------------------------------------------------------
-
-
-@dataclass
-class ProductRun:
-    data: dict[str, Any]
-    resources: dict[str, Path]
-    result: AgentResult
-    model_calls: int
-    revision: int  # of the stored script after this run
-    seconds: float
-    # Each model call: the page it was asked on, and the "replay stopped at ..." note when it had one.
-    asked: list[tuple[str, str | None]] = field(default_factory=list)
-    # Every URL the browser requested (pages, scripts, fonts, uploads), the shop's and any other host's.
-    requests: list[str] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        return str(self.data["title"])
-
-    def describe(self) -> str:
-        lines = [f"{self.label}: {self.result.status.value}, replay={self.result.replay}, "
-                 f"replayed_steps={self.result.replayed_steps}, model calls={self.model_calls}, "
-                 f"script revision after={self.revision}, {self.seconds:.1f} s"]
-        lines += [f"  - on {url}: {note}" for url, note in self.asked if note is not None]
-        lines += [f"  - handover: {handover}" for handover in self.result.replay_handovers]
-        if self.result.status is not WorkerStatus.completed:
-            lines.append(f"  - feedback: {self.result.feedback}")
-        return "\n".join(lines)
-
-
-def handover_note(request: dict[str, Any]) -> str | None:
-    """The replay's hand-over note in the request's last user message, if it has one."""
-    for block in request["messages"][-1].get("content", []):
-        if isinstance(block, dict) and block.get("type") == "text" and "replay stopped at" in block.get("text", ""):
-            text = block["text"]
-            return text[text.index("Steps 1-") if "Steps 1-" in text else text.index("replay stopped at"):].split("\n")[0]
-    return None
-
-
-async def run_products(site: DjangoAppProcess, browser: Browser, store: ScriptStore, folder: Path, *,
-                       llm: FakeLLM | None = None, products: Sequence[dict[str, Any]] = PRODUCTS) -> list[ProductRun]:
-    """Create `products` one after the other through ``Agent.do(replay=...)``, each in a fresh tab:
-    the first records the script (unless `store` has one), the others replay it. ``llm``: the scripted
-    model (default: `CartridgeProductPolicy` typing the content with the keyboard)."""
-    llm = llm or FakeLLM(CartridgeProductPolicy(rich_text="keys"))
-    options = WorkerOptions(secrets={SECRET_NAME: SecretStr(STAFF_PASSWORD)})
-    runs = []
-    for number, product in enumerate(products, start=1):
-        data = task_data(site, product)
-        photo = make_photo(data, folder / f"photo-{number}")
-        before, started = len(llm.requests), time.perf_counter()
-        tab = await browser.new_tab()
-        try:
-            assert tab.page is not None  # a new tab has its first page
-            requested = _requests_seen(tab.page.context)
-            replay = Replay(key=SCRIPT_KEY, params=data, store=store, identifying=("sku", "title"))
-            result = await Agent(llm, browser=tab, options=options).do(task_for(data), max_steps=60, resources=photo,
-                                                                       replay=replay)
-        finally:
-            await tab.close()
-        requests = llm.requests[before:]
-        script = store.load(SCRIPT_KEY)
-        runs.append(ProductRun(data=data, resources=photo, result=result, model_calls=len(requests),
-                               revision=script.revision if script is not None else 0,
-                               seconds=time.perf_counter() - started, requests=requested,
-                               asked=[(latest_url(request), handover_note(request)) for request in requests]))
-    return runs
-
-
-def _requests_seen(context: BrowserContext) -> list[str]:
-    """A list that gathers the URL of every request `context` makes from now on."""
-    urls: list[str] = []
-
-    def seen(request: Request) -> None:
-        urls.append(request.url)
-
-    context.on("request", seen)
-    return urls
-
-
-def describe_runs(runs: Sequence[ProductRun], problems: Sequence[str] = ()) -> str:
-    """Per product its outcome and handovers, then what was stored wrong: the failure report."""
-    text = "\n".join(run.describe() for run in runs)
-    if problems:
-        text += "\nstored wrong:\n" + "\n".join(f"  - {problem}" for problem in problems)
-    return text
 
 
 # ---- what the shop stored ---------------------------------------------------------------------------
@@ -249,6 +169,17 @@ def _fields(stored: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _asked_value(key: str, value: Any) -> Any:
+    """One field of an item's data as `_asked` compares it (None when the item has no such field)."""
+    if value is None:
+        return None
+    if key == "description":
+        return markdown_lines(value, markdown=True)
+    if key in ("price", "sale_price"):
+        return _money(value)
+    return value
+
+
 def _asked(data: dict[str, Any]) -> dict[str, Any]:
     return {**{key: data[key] for key in ("title", "status", "available", "publish_date", "publish_time", "colour",
                                           "photo_caption", "sku", "stock")},
@@ -257,10 +188,11 @@ def _asked(data: dict[str, Any]) -> dict[str, Any]:
             "price": _money(data["price"]), "sale_price": _money(data["sale_price"])}
 
 
-def stored_problems(site: DjangoAppProcess, runs: Sequence[ProductRun]) -> list[str]:
+def stored_problems(site: DjangoAppProcess, runs: Sequence[ItemRun]) -> list[str]:
     """What the shop stored wrong for these runs, one line each (empty when every product is stored
-    once, with exactly its own values): a missing or extra product, a field that differs (and whose
-    value it is when it is another product's), a variation or image too many, a photo of other bytes."""
+    once, with exactly its own values): a missing or extra product, a field that differs (saying
+    whose value it is when it is another product's), a variation or image too many, a photo of other
+    bytes."""
     stored = stored_products(site)
     problems = []
     titles = [row["title"] for row in stored]
@@ -268,26 +200,35 @@ def stored_problems(site: DjangoAppProcess, runs: Sequence[ProductRun]) -> list[
     if titles != wanted_titles:
         problems.append(f"the shop holds the products {titles}, not {wanted_titles}")
     by_title = {row["title"]: row for row in stored}
-    others = {run.label: _asked(run.data) for run in runs}
     for run in runs:
         row = by_title.get(run.data["title"])
-        if row is None:
+        if row is not None:
+            problems += _product_problems(run, row, runs)
+    return problems
+
+
+def _product_problems(run: ItemRun, row: dict[str, Any], runs: Sequence[ItemRun]) -> list[str]:
+    problems = []
+    asked, have = _asked(run.data), _fields(row)
+    for key, value in asked.items():
+        if have[key] == value:
             continue
-        asked, have = _asked(run.data), _fields(row)
-        for key, value in asked.items():
-            if have[key] != value:
-                owners = [label for label, other in others.items() if label != run.label and other[key] == have[key]]
-                whose = f" — the value of {', '.join(owners)}" if owners else ""
-                problems.append(f"{run.label}: {key} is {have[key]!r}, asked {value!r}{whose}")
-        if len(row["variations"]) != 1 or row["variations"][0]["size"] is not None or not row["variations"][0]["default"]:
-            problems.append(f"{run.label}: variations {row['variations']} (one default variation of its colour asked)")
-        if len(row["images"]) != 1:
-            problems.append(f"{run.label}: images {row['images']} (one photo asked)")
+        if key in ("categories", "tags"):
+            whose = foreign_members(key, have[key], run, runs)
         else:
-            stored_file = Path(row["media_root"]) / row["images"][0][0]
-            photo = run.resources["photo"]
-            if not stored_file.is_file() or stored_file.read_bytes() != photo.read_bytes():
-                problems.append(f"{run.label}: the image {row['images'][0][0]} is not its photo {photo.name}")
+            whose = foreign_owner(key, have[key], run, runs, lambda stored, theirs, key=key: _asked_value(key, theirs) == stored)
+        problems.append(f"{run.label}: {key} is {have[key]!r}, asked {value!r}{whose}")
+    variations = row["variations"]
+    if len(variations) != 1 or variations[0]["size"] is not None or not variations[0]["default"]:
+        problems.append(f"{run.label}: variations {variations} (one default variation of its colour asked)")
+    if len(row["images"]) != 1:
+        return [*problems, f"{run.label}: images {row['images']} (one photo asked)"]
+    stored_file = Path(row["media_root"]) / row["images"][0][0]
+    content = stored_file.read_bytes() if stored_file.is_file() else b""
+    if content != run.resources["photo"].read_bytes():
+        owners = [other.label for other in runs if other is not run and other.resources["photo"].read_bytes() == content]
+        whose = f" (the photo of {', '.join(owners)})" if owners else ""
+        problems.append(f"{run.label}: the image {row['images'][0][0]} is not its photo {run.resources['photo'].name}{whose}")
     return problems
 
 
