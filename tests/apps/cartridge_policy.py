@@ -330,14 +330,28 @@ class _Decision:
 
     def _not_in_view(self, reason: str, *, way: str = "down") -> Reply:
         """What I need is not in the tree: scroll where the tree says it left elements out (`way`
-        first when it left out both), else abort with `reason`."""
+        first when it left out both); else the page may still be loading: wait once, then abort
+        with `reason`."""
         sides = {match.group(1) for match in map(_ELIDED.match, self.tree.splitlines()) if match}
         if sides:
             side = ({"up": "above", "down": "below"}[way] if len(sides) == 2 else sides.pop())
             direction = "up" if side == "above" else "down"
             return Reply(text=f"I do not see it ({reason}); the page goes on {side}: scrolling {direction}.",
                          tool_uses=[ToolUse("scroll", {"direction": direction, "amount": 1.0})])
+        waiting = f"I do not see it yet ({reason}); the page may still be loading: waiting."
+        if self._last_reply_text() != waiting:
+            return Reply(text=waiting, tool_uses=[ToolUse("wait_for", {"timeout_s": 5})])
         return _abort(reason)
+
+    def _last_reply_text(self) -> str:
+        """The text of my reply before this request (replayed steps' replies included)."""
+        for message in reversed(self.request["messages"]):
+            if message.get("role") == "assistant":
+                content = message.get("content")
+                blocks = [content] if isinstance(content, str) else [
+                    b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+                return " ".join(blocks).strip()
+        return ""
 
     def _named(self, name: str) -> TreeElement | None:
         return next((e for e in self.elements if e.attributes.get("name") == name), None)
