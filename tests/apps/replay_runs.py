@@ -82,8 +82,8 @@ class ItemRun:
             lines.append(f"  - feedback: {self.result.feedback}")
             if self.last_page:
                 shown = self.last_page.splitlines()
-                lines.append(f"  - the model's last page ({len(shown)} lines; the first {min(len(shown), 60)}):")
-                lines += [f"      {line}" for line in shown[:60]]
+                lines.append(f"  - the model's last page ({len(shown)} lines; the first {min(len(shown), 200)}):")
+                lines += [f"      {line}" for line in shown[:200]]
         return "\n".join(lines)
 
 
