@@ -184,13 +184,17 @@ class _Decision:
 
     def _media_library(self) -> Reply:
         """The Media Library popup: select the photo I uploaded in its row, else go and upload it."""
+        reader = PageReader(self.tree)
         uploaded = self._said(_UPLOADING)
-        if uploaded is not None:
-            # The library lists files under names of its own (lower case): the row of that name.
-            row = PageReader(self.tree).row_of(uploaded.casefold())
-            select = next((e for e in row if e.attributes.get("hint") == "Select"), None)
+        # The library lists files under names of its own (lower case). Handed the task midway (the
+        # upload was replayed), I know no name of mine: a file named after the product's SKU is its photo.
+        sku = self.data["sku"].casefold()
+        names = [uploaded.casefold()] if uploaded is not None else [
+            e.text for e in reader.elements if e.tag == "a" and e.text.casefold().rsplit(".", 1)[0] == sku]
+        for name in names:
+            select = next((e for e in reader.row_of(name) if e.attributes.get("hint") == "Select"), None)
             if select is not None:
-                return _click(select, f"Selecting the photo I uploaded, {uploaded}.")
+                return _click(select, f"Selecting the photo, {name}.")
         upload = next((e for e in self.elements if e.tag == "a" and e.text == "Upload"), None)
         if upload is None:
             return _abort("the Media Library offers no Upload")
