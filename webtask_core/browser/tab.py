@@ -14,6 +14,7 @@ from playwright.async_api import Error as PlaywrightError
 from webtask_core.browser import actions, editors, files, listbox, page_actions, slider
 from webtask_core.browser.action_run import GRACE_S, ActionRunner
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
+from webtask_core.browser.declared_roots import DeclaredRoots
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.drag import drag as drag_element
 from webtask_core.browser.failures import first_line, is_closed_error, translate_errors
@@ -45,6 +46,7 @@ class BrowserTab:
         self._network = NetworkTracker()
         self._network.attach(context)
         self._frames = FrameRegistry()
+        self._declared = DeclaredRoots(context)
         self._targets: dict[str, Frame] = {}
         self._cdp_sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()  # for screenshots
         self._closed = False
@@ -100,7 +102,8 @@ class BrowserTab:
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp), timeout=limit
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared),
+                    timeout=limit,
                 )
                 break
             except TimeoutError as error:
