@@ -45,6 +45,7 @@ from webtask_core.replay.folding import (
     narrowings,
     url_pattern,
 )
+from webtask_core.replay.growth import is_paging, saved_item_chrome, without_empty_state
 from webtask_core.replay.reading import (
     PageReading,
     ReadControl,
@@ -272,7 +273,6 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
 
 
 _WHOLE_MARK = re.compile(r"\{[^{}]+\}")
-_ACTING_TAGS = ("input", "select", "textarea", "button")  # controls whose loss matters whatever grew
 _WARNS = re.compile(r"\b(warn\w*|error\w*|delet\w*|remov\w*|fail\w*|invalid|suspend\w*|block\w*)\b|!")
 
 
@@ -286,18 +286,6 @@ def _holds_a_value(fingerprint: ElementFingerprint) -> bool:
 def _saving(view: PageView, element_id: str) -> bool:
     """A control that only reports saving (an autosave's "Saving…" button): no change of the site."""
     return is_saving_status(view.observation.elements[element_id].text)
-
-
-def _saved_item_chrome(view: PageView) -> set[str]:
-    """On a page that saved itself without a load (an autosave: "Saved"), the links and menus the
-    saved item brought (its history, its actions, a breadcrumb to it): never a field, nor a button
-    that submits or deletes."""
-    elements = view.observation.elements
-    if not any(_saving(view, element_id) for element_id in elements) and not any(
-            line.only_saving for line in view.reading.texts):
-        return set()
-    return {element_id for element_id, element in elements.items()
-            if not is_field(element) and not is_commit("click", {}, element)}
 
 
 class PageSignature(BaseModel):
@@ -382,7 +370,7 @@ class PageSignature(BaseModel):
         fields_added = False
         chrome = self._list_chrome(view) | self._panel_chrome(view)
         if same_document:
-            chrome |= _saved_item_chrome(view)
+            chrome |= saved_item_chrome(view)
         for element_id, key in view.keys.items():  # controls outside lists first take the recorded ones
             if view.unit_of(element_id) is None and not _saving(view, element_id):
                 if recorded[key] > 0:
@@ -399,11 +387,7 @@ class PageSignature(BaseModel):
                 elif _digest(key) not in listed:
                     unexplained_units.add(unit)
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
-        if not self.records and unexplained_units:
-            # A list still empty when recorded now has records (a chooser's images): the links of its
-            # empty state ("Why not upload one now?") and its box went with it; a field or a button gone
-            # is still a change.
-            missing = [key for key in missing if key.split(" ", 1)[0] in _ACTING_TAGS]
+        missing = without_empty_state(view, unexplained_units, missing, self.controls)
         words: list[str] = []
         list_forms = self._list_forms(view)
         for line in view.reading.texts:
@@ -411,6 +395,8 @@ class PageSignature(BaseModel):
                 continue
             if line.unit is not None:
                 unexplained_units.add(line.unit)
+            elif is_paging(normalise.offer(line.text)):
+                continue  # a list's paging and count ("Page 1 of 1", "3 images"): it grew
             elif line.heads_list and not _WARNS.search(line.text.casefold()):
                 continue  # a panel's own title came with its records ("Your most recent edits")
             elif line.form in list_forms and line.form is not None and not line.says_something:

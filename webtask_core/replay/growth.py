@@ -1,0 +1,71 @@
+"""What grows on a page with the user's own work and is content, not a change of the site (issue 25 §4).
+
+A list none of whose records were there when recorded (a chooser's images where it was still empty)
+takes its empty state with it; a list's paging and count grow with it; a page that saved itself
+without a load (an autosave) shows the saved item's own links and menus.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from webtask_core.replay.commit import is_commit
+from webtask_core.replay.reading import is_field, is_saving_status
+
+if TYPE_CHECKING:
+    from webtask_core.replay.signature import PageView
+
+__all__ = ["is_paging", "saved_item_chrome", "without_empty_state"]
+
+_PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total))\.?")
+_ITEM_PATH = re.compile(r"/\d+(/|$)")
+_ACTING_TAGS = ("input", "select", "textarea", "button")  # controls whose loss matters whatever grew
+
+
+def is_paging(folded: str) -> bool:
+    """A list's paging or count, folded ("page # of #", "showing # to # of # results")."""
+    return _PAGING.fullmatch(folded) is not None
+
+
+def without_empty_state(view: PageView, unexplained_units: Iterable[int], missing: list[str],
+                        recorded: Iterable[str]) -> list[str]:
+    """``missing`` (the keys of recorded controls not found) without what comes and goes with the
+    user's work: the links and boxes of a list's empty state ("Why not upload one now?") when a list
+    none of whose records were recorded now has records, or a link to an item the recording did not
+    show stands there (a list of one, drawn without its list); and one or more fewer of a helper the
+    page still shows (an "Add comment" button per field in view). A field or a submit gone is still
+    a change."""
+    new = set(unexplained_units)
+    lists = view.reading.unit_lists
+    grown = {lists[unit] for unit in new if unit < len(lists)}
+    known = set(recorded)
+    elements = view.observation.elements
+    item_link = any(element.tag == "a" and _ITEM_PATH.search(urlsplit(element.attributes.get("href", "")).path)
+                    and view.keys[element_id] not in known for element_id, element in elements.items())
+    emptied = item_link or any(all(unit in new for unit, at in enumerate(lists) if at == one) for one in grown)
+    shown = {key: element_id for element_id, key in view.keys.items()}
+    kept = []
+    for key in missing:
+        if key in shown:  # fewer of a control the page still shows: a helper shown per field in view
+            element = elements[shown[key]]
+            if not is_field(element) and not is_commit("click", {}, element):
+                continue
+        if emptied and key.split(" ", 1)[0] not in _ACTING_TAGS:
+            continue
+        kept.append(key)
+    return kept
+
+
+def saved_item_chrome(view: PageView) -> set[str]:
+    """On a page that saved itself without a load (an autosave: "Saved"), the links and menus the
+    saved item brought (its history, its actions, a breadcrumb to it): never a field, nor a button
+    that submits or deletes. Empty when the page shows no saving status."""
+    elements = view.observation.elements
+    if not any(is_saving_status(element.text) for element in elements.values()) and not any(
+            line.only_saving for line in view.reading.texts):
+        return set()
+    return {element_id for element_id, element in elements.items()
+            if not is_field(element) and not is_commit("click", {}, element)}
