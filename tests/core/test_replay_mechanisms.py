@@ -269,3 +269,44 @@ def test_a_calendar_day_is_the_one_of_this_runs_date_and_quoted_chips_are_the_li
     shapes = _chips(view, "button-0", params)
     assert shapes["tags"][1] == ["outdoor", "summer sale"]
     assert _chips(view, "button-0", params, {"tags": shapes["tags"][0]})["tags"][1] == ["outdoor", "summer sale"]
+
+
+def test_what_grows_with_the_users_work_is_content_and_a_changed_line_is_not():
+    from webtask_core.replay.signature import PageSignature
+    params = {"title": "Silver Tote", "sku": "WT-1"}
+    recorded_tree = """
+- group
+  - h1 "Choose an image"
+  - text: "You haven't uploaded any images. Why not"
+  - a-0 (href="#tab-upload") "upload one now"
+  - a-1 (href="/admin/items/7/") "Add comment"
+  - a-2 (href="/admin/items/8/") "Add comment"
+  - button-0 "Insert"
+"""
+    recorded = PageSignature.of(PageView.of(obs("http://shop/edit", recorded_tree,
+        ElementInfo(id="a-0", tag="a", text="upload one now", attributes={"href": "#tab-upload"}),
+        ElementInfo(id="a-1", tag="button", text="Add comment"), ElementInfo(id="a-2", tag="button", text="Add comment"),
+        ElementInfo(id="button-0", tag="button", text="Insert")), Normaliser(params, identifying=("title", "sku"))))
+    grown_tree = """
+- group
+  - h1 "Choose an image"
+  - list
+    - a-5 (href="/admin/images/chosen/3/") "Red Shoe"
+    - a-6 (href="/admin/images/chosen/2/") "Blue Bag"
+  - text: "Page 1 of 1"
+  - a-1 (href="/admin/items/7/") "Add comment"
+  - button-0 "Insert"
+"""
+    elements = [ElementInfo(id="a-5", tag="a", text="Red Shoe", attributes={"href": "/admin/images/chosen/3/"}),
+                ElementInfo(id="a-6", tag="a", text="Blue Bag", attributes={"href": "/admin/images/chosen/2/"}),
+                ElementInfo(id="a-1", tag="button", text="Add comment"), ElementInfo(id="button-0", tag="button", text="Insert")]
+    grown = PageView.of(obs("http://shop/edit", grown_tree, *elements), Normaliser(params, identifying=("title", "sku")))
+    # a chooser's images where it was empty, its paging, one "Add comment" fewer: content
+    assert recorded.difference(grown) is None
+    # the button that acts gone, or a warning line: still a change of the site
+    without_insert = PageView.of(obs("http://shop/edit", grown_tree.replace('  - button-0 "Insert"\n', ""),
+                                     *elements[:3]), Normaliser(params, identifying=("title", "sku")))
+    assert "lacks 1 it had (button insert)" in str(recorded.difference(without_insert))
+    warned = PageView.of(obs("http://shop/edit", grown_tree + '  - text: "Uploads are disabled: the quota is full"\n',
+                             *elements), Normaliser(params, identifying=("title", "sku")))
+    assert "says what it did not" in str(recorded.difference(warned))

@@ -18,9 +18,12 @@ from webtask_core.replay.reading import is_field, is_saving_status
 if TYPE_CHECKING:
     from webtask_core.replay.signature import PageView
 
-__all__ = ["is_paging", "saved_item_chrome", "without_empty_state"]
+__all__ = ["is_paging", "is_data_link", "saved_item_chrome", "without_empty_state"]
 
-_PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total))\.?")
+_PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total)|# of # selected)\.?")
+# A link named only by a date or a number (a changelist's date drill-down "March 2025", a page "2"):
+# the data's, not the site's.
+_DATA_LINK = re.compile(r"a link [‹›«»<>@#\s]+ -> .*")
 _ITEM_PATH = re.compile(r"/\d+(/|$)")
 _ACTING_TAGS = ("input", "select", "textarea", "button")  # controls whose loss matters whatever grew
 
@@ -28,6 +31,11 @@ _ACTING_TAGS = ("input", "select", "textarea", "button")  # controls whose loss 
 def is_paging(folded: str) -> bool:
     """A list's paging or count, folded ("page # of #", "showing # to # of # results")."""
     return _PAGING.fullmatch(folded) is not None
+
+
+def is_data_link(key: str) -> bool:
+    """A link's control key whose text is only a date or a number (``a link @ # -> /?year=…``)."""
+    return _DATA_LINK.fullmatch(key) is not None
 
 
 def without_empty_state(view: PageView, unexplained_units: Iterable[int], missing: list[str],
@@ -53,7 +61,7 @@ def without_empty_state(view: PageView, unexplained_units: Iterable[int], missin
             element = elements[shown[key]]
             if not is_field(element) and not is_commit("click", {}, element):
                 continue
-        if emptied and key.split(" ", 1)[0] not in _ACTING_TAGS:
+        if (emptied and key.split(" ", 1)[0] not in _ACTING_TAGS) or is_data_link(key):
             continue
         kept.append(key)
     return kept

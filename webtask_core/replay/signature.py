@@ -45,7 +45,7 @@ from webtask_core.replay.folding import (
     narrowings,
     url_pattern,
 )
-from webtask_core.replay.growth import is_paging, saved_item_chrome, without_empty_state
+from webtask_core.replay.growth import is_data_link, is_paging, saved_item_chrome, without_empty_state
 from webtask_core.replay.reading import (
     PageReading,
     ReadControl,
@@ -375,7 +375,7 @@ class PageSignature(BaseModel):
             if view.unit_of(element_id) is None and not _saving(view, element_id):
                 if recorded[key] > 0:
                     recorded[key] -= 1
-                elif element_id not in chrome:
+                elif element_id not in chrome and not is_data_link(key):
                     added.append(key)
                     fields_added |= is_field(view.observation.elements[element_id])
         listed = set(self.listed)
