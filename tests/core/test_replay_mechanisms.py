@@ -310,3 +310,11 @@ def test_what_grows_with_the_users_work_is_content_and_a_changed_line_is_not():
     warned = PageView.of(obs("http://shop/edit", grown_tree + '  - text: "Uploads are disabled: the quota is full"\n',
                              *elements), Normaliser(params, identifying=("title", "sku")))
     assert "says what it did not" in str(recorded.difference(warned))
+    # a two-list chooser: this run's categories moved between "Available" and "Chosen" (the same
+    # options in all); an option more is a change
+    from webtask_core.replay.growth import options_moved
+    moved = options_moved(["select categories_old options shoes | bags", "select categories options sale"],
+                          ["select categories options shoes", "select categories_old options bags | sale"])
+    assert moved == ([], [])
+    more = options_moved(["select categories options sale | guns"], ["select categories options sale"])
+    assert more == (["select categories options sale | guns"], ["select categories options sale"])

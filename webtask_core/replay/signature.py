@@ -45,7 +45,13 @@ from webtask_core.replay.folding import (
     narrowings,
     url_pattern,
 )
-from webtask_core.replay.growth import is_data_link, is_paging, saved_item_chrome, without_empty_state
+from webtask_core.replay.growth import (
+    is_data_link,
+    is_paging,
+    options_moved,
+    saved_item_chrome,
+    without_empty_state,
+)
 from webtask_core.replay.reading import (
     PageReading,
     ReadControl,
@@ -388,6 +394,7 @@ class PageSignature(BaseModel):
                     unexplained_units.add(unit)
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
         missing = without_empty_state(view, unexplained_units, missing, self.controls)
+        added, missing = options_moved(added, missing)
         words: list[str] = []
         list_forms = self._list_forms(view)
         for line in view.reading.texts:
