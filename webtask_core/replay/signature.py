@@ -331,20 +331,28 @@ class PageSignature(BaseModel):
         """The forms a list's records came into, where the recording saw the list empty: what they
         bring along there (bulk actions, "select all", a "Bulk Actions:" label) is the list's."""
         reading = view.reading
-        if self.records or not reading.unit_texts:
-            return set()
-        return {form for form in reading.unit_forms if form is not None}
+        forms = {form for form in reading.unit_forms if form is not None}
+        if not self.records or not forms:
+            return forms
+        # other lists were recorded (an admin's sidebar of models): the forms none of whose records were
+        new_units = self._new_units(view)
+        return {form for form in forms if all(unit in new_units for unit, at in enumerate(reading.unit_forms) if at == form)}
 
-    def _panel_chrome(self, view: PageView) -> set[str]:
-        """Links and toggles beside a list that gained records (a "Your most recent edits" panel that
-        came with the seller's first edit: its title link, "Toggle section"). Never a field, nor a
-        button that submits or deletes."""
+    def _new_units(self, view: PageView) -> set[int]:
+        """The records none of whose controls the recording listed."""
         reading, listed = view.reading, set(self.listed)
         new_units = set(range(len(reading.unit_texts)))
         for element_id, read in reading.controls.items():
             if read.unit is not None and _digest(view.keys[element_id]) in listed:
                 new_units.discard(read.unit)
-        new_lists = {reading.unit_lists[unit] for unit in new_units}  # lists that gained records
+        return new_units
+
+    def _panel_chrome(self, view: PageView) -> set[str]:
+        """Links and toggles beside a list that gained records (a "Your most recent edits" panel that
+        came with the seller's first edit: its title link, "Toggle section"). Never a field, nor a
+        button that submits or deletes."""
+        reading = view.reading
+        new_lists = {reading.unit_lists[unit] for unit in self._new_units(view)}  # lists that gained records
         elements = view.observation.elements
         return {element_id for element_id, read in reading.controls.items()
                 if read.unit is None and read.panel in new_lists and element_id in elements
