@@ -148,7 +148,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
     offered = {text for key, read in view.reading.controls.items() if key in elements and _tickable(elements[key])
                for text in (read.before, read.after) if text}
     for line in view.reading.texts:
-        if line.unit is not None or line.only_saving:
+        if line.unit is not None or line.passing_status:
             continue
         binding = Binding(params, label_words(previous, line.text), strict=False, files=files, counts=True,
                           shown=True)
@@ -210,7 +210,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
             return f"the field of {name} shows {chips_now} where this run's list is {wanted_chips}"
     # Lines naming uploaded files come as many as this run has files (the upload checked them).
     lines = [line for line in view.reading.texts
-             if line.unit is None and not line.only_saving and not _names_a_file(line.text, files)]
+             if line.unit is None and not line.passing_status and not _names_a_file(line.text, files)]
     for template in check.texts:
         if "{{file}}" in template:
             continue

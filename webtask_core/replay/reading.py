@@ -109,7 +109,7 @@ class ReadText:
         """Whether a model would take this line into account if it appeared: a notice, a sentence,
         or words of warning. A short label ("Draft", "Details") that appears is layout. A line that
         only reports saving ("Saving…", "Saved 10:42") says nothing about the task."""
-        if self.only_saving:
+        if self.passing_status:
             return False
         return self.notice or len(self.text.split()) >= 4 or bool(_WARNING.search(self.text.casefold()))
 
@@ -117,13 +117,20 @@ class ReadText:
     def about_a_field(self) -> bool:
         """Inside the form or beside a field: any change of it may change what a field means
         ("Prices incl. VAT" -> "Prices excl. VAT"), whatever its length."""
-        return (self.form is not None or self.beside) and not self.only_saving
+        return (self.form is not None or self.beside) and not self.passing_status
+
+    @property
+    def passing_status(self) -> bool:
+        """A widget's passing state: saving, or an autocomplete's count of what it found ("No search
+        results.", "3 results are available, use up and down arrow keys to navigate.")."""
+        return self.only_saving or _SEARCH_STATUS.fullmatch(self.text.strip().casefold()) is not None
 
     @property
     def only_saving(self) -> bool:
         return self.saving_note or is_saving_status(self.text)
 
 
+_SEARCH_STATUS = re.compile(r"(no (search )?results?( found)?|\d+ results? (is|are) available\b.*)\.?")
 # A status that only reports saving, as editors' autosave shows it: these words and times only.
 _SAVING_WORDS = {"saving", "saved", "autosave", "autosaved", "autosaving", "auto", "unsaved"}
 _SAVING_CONTEXT = {"draft", "changes", "all", "page", "your", "last", "at", "on", "just", "now", "ago", "a", "an",
