@@ -126,7 +126,7 @@ def widget_calls(data: dict[str, Any], nodes: list[Node], scope: list[Node], *, 
     if shown != data["tags"][:len(shown)]:
         return [], False, f"the tag field shows {shown}, not the start of {data['tags']}"
     for tag in missing[:1] if tags_per_turn else missing:
-        calls += [ToolUse("fill", {"element_id": field.element.id, "text": tag}), ToolUse("press_key", {"key": "Enter"})]
+        calls += [ToolUse("type", {"element_id": field.element.id, "text": tag}), ToolUse("press_key", {"key": "Enter"})]
     if tags_per_turn and len(missing) > 1:
         return calls, False, None
     editor = editor_of(nodes)
