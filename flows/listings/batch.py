@@ -27,7 +27,8 @@ from prefect.states import Completed, Failed
 
 from webtask_core.browser.runtime import SharedBrowser
 from webtask_core.errors import ConfigError
-from webtask_core.llm.anthropic import check_model_name
+from webtask_core.llm.anthropic import DEFAULT_MODEL, check_model_name
+from webtask_flows.costs import RunPricing
 from webtask_flows.human import HumanWait
 from webtask_flows.listings.approvals import ApprovalRule, approval_reason
 from webtask_flows.listings.artifacts import BatchProgress, publish_summary, summary_line
@@ -38,6 +39,8 @@ from webtask_flows.listings.manifest import BatchInput, load_batch_input
 from webtask_flows.listings.models import ListingResult
 from webtask_flows.listings.records import ListingRecord
 from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, run_listing
+from webtask_flows.listings.spend import ATTEMPT_LABEL, BatchSpend, fill_costs, read_batch_spend
+from webtask_flows.orphans import crash_orphans
 from webtask_flows.run_end import RUN_END_HOOKS
 from webtask_flows.run_signals import SubflowStarts, announce_session
 
@@ -79,8 +82,16 @@ async def _emit_outcome(flow: Any, flow_run: Any, state: Any) -> None:
         results = [ListingResult.model_validate(item) for item in value]
     parameters = flow_run.parameters or {}
     source = parameters.get("manifest") or f"{len(parameters.get('listings') or [])} listing record(s)"
+    spend = await _spend(flow_run.id, flow_run.run_count, parameters.get("model"))
     emit_batch_event(results, source=str(source), message=state.message or "", reason=reason,
-                     flow_run_id=flow_run.id, flow_run_name=flow_run.name)
+                     flow_run_id=flow_run.id, flow_run_name=flow_run.name, spend=spend)
+
+
+async def _spend(flow_run_id: Any, attempts: int, model: str | None) -> BatchSpend | None:
+    """What every attempt of the batch spent (None when its model has no price)."""
+    if not RunPricing(model or DEFAULT_MODEL).priced:
+        return None
+    return await read_batch_spend(flow_run_id, attempts=attempts)
 
 
 @flow(name="batch-listing-upload", persist_result=True, validate_parameters=True,
@@ -148,6 +159,7 @@ async def batch_listing_upload(
     """
     logger = get_run_logger()
     _check_parameters(site_url, max_concurrency, fan_out, max_steps=max_steps, model=model)
+    await _crash_earlier_attempts_orphans()
     await _check_password_secret(password_secret)
     batch = await load_batch_input(manifest, listings, skip_invalid=skip_invalid)
     book = await open_ledger(ledger, site_url=site_url, username=username)
@@ -239,7 +251,12 @@ async def batch_listing_upload(
         logger.info("The batch's shared browser was launched %d time(s)", shared.launches)
 
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
-    await publish_summary(batch.artifact_key, ordered, source=batch.source)
+    context = FlowRunContext.get()
+    spend = await _spend(context.flow_run.id, context.flow_run.run_count, model) if context and context.flow_run else None
+    if spend is not None:  # an errored or crashed listing's cost: what its run said it spent
+        ordered = fill_costs(ordered, spend, priced=True)
+    unpriced = None if RunPricing(model or DEFAULT_MODEL).priced else model or DEFAULT_MODEL
+    await publish_summary(batch.artifact_key, ordered, source=batch.source, spend=spend, unpriced_model=unpriced)
     return _final_state(ordered, total, invalid=len({problem.row for problem in batch.problems}))
 
 
@@ -282,11 +299,26 @@ async def _check_password_secret(password_secret: str) -> None:
 
 
 def _batch_labels() -> dict[str, str]:
-    """What the batch's runs carry into their events: the batch's flow run (id and name)."""
+    """What the batch's runs carry into their events: the batch's flow run (id, name) and attempt."""
     context = FlowRunContext.get()
     if context is None or context.flow_run is None:
         return {}
-    return {"batch_flow_run_id": str(context.flow_run.id), "batch_name": context.flow_run.name}
+    return {"batch_flow_run_id": str(context.flow_run.id), "batch_name": context.flow_run.name,
+            ATTEMPT_LABEL: str(context.flow_run.run_count)}
+
+
+async def _crash_earlier_attempts_orphans() -> None:
+    """A retried batch first marks Crashed what a killed earlier attempt left Running (its task runs,
+    its in-process listings): no process does that work any more."""
+    from prefect.client.orchestration import get_client
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None or context.flow_run.run_count <= 1:
+        return
+    async with get_client() as client:
+        await crash_orphans(client, context.flow_run.id,
+                            reason=f"left unfinished by attempt {context.flow_run.run_count - 1} of this batch, "
+                                   "whose process died")
 
 
 def _current_attempt_id() -> str:

@@ -171,7 +171,7 @@ def _token_line(results: list[Any]) -> str:
     ran = [result for result in results if result.tokens and not result.skipped]
     if not ran:
         return "No listing called the model in this run."
-    fresh = sum(result.fresh_input_tokens for result in ran) / len(ran)
+    fresh = sum(result.uncached_input_tokens for result in ran) / len(ran)
     cached = sum(result.usage.cache_read_tokens for result in ran) / len(ran)
     output = sum(result.usage.output_tokens for result in ran) / len(ran)
     return (f"Tokens per listing: {fresh / 1000:.1f}k fresh input, {cached / 1000:.1f}k input read from the prompt "
