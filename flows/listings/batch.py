@@ -119,6 +119,7 @@ async def batch_listing_upload(
     replay_version: str = "1",
     approve_if: ApprovalRule | None = None,
     human: HumanWait | None = None,
+    totp_secret: str | None = None,
 ) -> list[ListingResult]:
     """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
 
@@ -156,11 +157,14 @@ async def batch_listing_upload(
             "reject" ends that listing aborted with the comment (webtask_flows.listings.approvals).
         human: how a listing waits for a person (approvals, a log-in code, a security check): see
             ``run-webtask``'s ``human`` (default: up to one hour, then aborted).
+        totp_secret: the ``Secret`` block (or ``env:VARIABLE``) holding the account's TOTP seed, when
+            its log-in asks for an authenticator app's code: the task types ``{{totp:shop_2fa}}``, the
+            code of the moment, and nobody is asked.
     """
     logger = get_run_logger()
     _check_parameters(site_url, max_concurrency, fan_out, max_steps=max_steps, model=model)
     await _crash_earlier_attempts_orphans()
-    await _check_password_secret(password_secret)
+    await _check_password_secret(password_secret, totp_secret)
     batch = await load_batch_input(manifest, listings, skip_invalid=skip_invalid)
     book = await open_ledger(ledger, site_url=site_url, username=username)
     approvals = await _approvals(book, batch.listings, approve_if)
@@ -168,11 +172,12 @@ async def batch_listing_upload(
         batch.listings, site_url=site_url, username=username, password_secret=password_secret,
         task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
         replay_key=listing_script_key(task_template, site_url, replay_version) if replay else None,
-        approvals=approvals, human=human.model_dump() if human is not None else None,
+        approvals=approvals, human=human.model_dump() if human is not None else None, totp_secret=totp_secret,
     )
     login = plan_login(
         site_url=site_url, username=username, password_secret=password_secret, template=login_task_template,
         max_steps=max_steps, model=model, allowed_domains=allowed_domains, max_age_minutes=login_max_age_minutes,
+        totp_secret=totp_secret,
     )
     batch_id = batch_id or _current_attempt_id()
     await book.check_writable(batch_id)
@@ -287,15 +292,23 @@ def _check_parameters(site_url: str, max_concurrency: int, fan_out: str, *, max_
         check_model_name(model)
 
 
-async def _check_password_secret(password_secret: str) -> None:
-    """The Secret block (or ``env:VARIABLE``) must exist and hold a password before any listing."""
-    from webtask_flows.listings.runs import PASSWORD_SECRET_NAME
+async def _check_password_secret(password_secret: str, totp_secret: str | None) -> None:
+    """The Secret blocks (or ``env:VARIABLE``) must exist and hold a password, and a TOTP seed when
+    one is named, before any listing."""
+    from webtask_core.totp import TotpCodes
+    from webtask_flows.listings.runs import PASSWORD_SECRET_NAME, TOTP_SECRET_NAME
     from webtask_flows.run_flow import load_secrets
 
-    try:
-        await load_secrets({PASSWORD_SECRET_NAME: password_secret})
-    except ConfigError as exc:
-        raise ConfigError("password_secret", exc.problem) from None
+    for parameter, name, source in (("password_secret", PASSWORD_SECRET_NAME, password_secret),
+                                    ("totp_secret", TOTP_SECRET_NAME, totp_secret)):
+        if source is None:
+            continue
+        try:
+            values = await load_secrets({name: source})
+            if name == TOTP_SECRET_NAME:
+                TotpCodes(name, values[name])  # a base32 seed, or the error says what it is not
+        except ConfigError as exc:
+            raise ConfigError(parameter, exc.problem) from None
 
 
 def _batch_labels() -> dict[str, str]:
