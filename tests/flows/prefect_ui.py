@@ -34,6 +34,7 @@ class AnsweredForm:
     field_type: str | None  # the answer field's input type ("password": drawn as dots)
     typed: str  # what the field holds once typed (the code)
     shown_text: str  # every word the form shows on screen
+    field_text: str  # what the answer field's own box shows as text
     screenshot: Path
 
 
@@ -49,7 +50,9 @@ async def answer_in_the_ui(page_url: str, answer: str, screenshot: Path) -> Answ
         await field.fill(answer)
         await dialog.screenshot(path=str(screenshot))
         found = AnsweredForm(field_type=await field.get_attribute("type"), typed=await field.input_value(),
-                             shown_text=await dialog.inner_text(), screenshot=screenshot)
+                             shown_text=await dialog.inner_text(),
+                             field_text=await field.locator("xpath=ancestor::fieldset[1]").inner_text(),
+                             screenshot=screenshot)
         await dialog.get_by_role("button", name="Resume", exact=True).click()
         await dialog.wait_for(state="hidden")
         return found
