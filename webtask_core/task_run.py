@@ -12,7 +12,11 @@ retryable step task. Both get the same behaviour from here:
 - after every good step the tab's cookies, local storage and URL are snapshotted;
 - ``finish`` captures the final page when the browser still runs, and does without when it died;
 - with a :class:`~webtask_core.replay.Replay`, steps the script still fits are replayed without the
-  model, and a completed run saves the script it yields (the first recording, or a repair).
+  model, and a completed run saves the script it yields (the first recording, or a repair);
+- with a :class:`~webtask_core.readback.ReadBack`, a completed run's listing is read back from the
+  site (``verify``: always, replayed runs only, or off): with the templates kept beside the replay
+  script in code, else by one model call; a listing the site shows otherwise ends the task
+  ``mismatch`` (and its script is not saved).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
 from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer, answer_message, as_answer
 from webtask_core.progress import describe_call
+from webtask_core.readback import ReadBack, ReadbackResult, TemplateStore, VerifyMode, check_verify, read_back
 from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.replay.commit import is_commit
 from webtask_core.replay.recorder import Recorder
@@ -48,6 +53,7 @@ logger = logging.getLogger(__name__)
 # the model took over), recorded it (there was none), handed over (the model took over where this
 # item differed, e.g. it was listed already: the script stays), or none (no script used or saved).
 ReplayOutcome = Literal["replayed", "repaired", "recorded", "handed_over", "none"]
+_READBACK_ATTEMPTS = 2
 
 
 class TaskRun:
@@ -59,7 +65,8 @@ class TaskRun:
     """
 
     def __init__(self, worker: Worker, ctx: TaskContext, runtime: BrowserRuntime, *,
-                 start_url: str | None = None, replay: Replay | None = None):
+                 start_url: str | None = None, replay: Replay | None = None, readback: ReadBack | None = None,
+                 verify: VerifyMode = "always"):
         self.worker = worker
         self.ctx = ctx
         self.runtime = runtime
@@ -70,6 +77,9 @@ class TaskRun:
         if replay is not None and replay.record:
             self.recorder = Recorder(replay.params, identifying=replay.identifying, files=ctx.resources.file_names())
         self.saved_script: ReplayScript | None = None  # what finish() saved
+        self.readback = readback.validated() if readback is not None else None
+        self.verify = check_verify(verify)
+        self.readback_result: ReadbackResult | None = None  # set by finish() when the listing was read back
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
         self.page_failures = 0
@@ -240,7 +250,43 @@ class TaskRun:
                 record = await self.worker.finish(self.ctx)
             except BrowserCrashedError:  # it died after the last step: the record is complete without it
                 record = await self.worker.finish(self.ctx, capture=False)
+        if record.status is WorkerStatus.completed:
+            record = await self._read_back(record)
         await self._save_script(record)
+        return record
+
+    async def _read_back(self, record: TaskRecord) -> TaskRecord:
+        """The record after reading the listing back: ``mismatch`` when the site does not show it as
+        asked. A browser or model failure is tried once more; then the listing counts as unread."""
+        spec, replay = self.readback, self.replay
+        if spec is None:
+            return record
+        if self.verify == "off" or (self.verify == "replayed" and replay is None):
+            self.readback_result = ReadbackResult(status="skipped", reason=f"verify={self.verify}")
+            return record
+        templates = TemplateStore(replay.store.sessions) if replay is not None else None
+        result = None
+        for attempt in range(_READBACK_ATTEMPTS):
+            try:
+                await self.runtime.ensure_alive(record.final_url or self.ctx.current_url)
+                result = await read_back(
+                    self.runtime.current_tab(), self.worker.llm, spec, output=record.output, final_url=record.final_url,
+                    final_tree=record.final_dom or "", templates=templates, key=replay.key if replay else None,
+                    scrub=self.worker.secrets.scrub, source=replay.source if replay else "")
+                break
+            except TransientError as error:
+                logger.warning("read-back attempt %d failed: %s", attempt + 1, self.worker.secrets.scrub(str(error)))
+                result = ReadbackResult(status="unread", reason=f"the listing could not be read back: {error}")
+        assert result is not None
+        result.reason = self.worker.secrets.scrub(result.reason)
+        self.readback_result = result
+        record.usage = record.usage + result.usage
+        if result.ok:
+            return record
+        what = ("the site does not show the listing as asked: " + result.summary() if result.status == "mismatch"
+                else result.reason)
+        record.status = WorkerStatus.mismatch
+        record.feedback = self.worker.secrets.scrub(f"Read-back: {what} (the run reported: {record.feedback})")
         return record
 
     async def _save_script(self, record: TaskRecord) -> None:

@@ -1,0 +1,91 @@
+"""Finding the listing's own page: the URL given or reported, the page the run ended on when it names
+the listing, else the site's search for it (a result row holding its SKU, or a link named as it is)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urljoin
+
+from webtask_core.readback.compare import fold_text
+from webtask_core.readback.page import page_lines
+from webtask_core.readback.spec import ReadBack
+
+__all__ = ["reported_url", "names_listing", "listing_links"]
+
+_LINE = re.compile(r"^(?P<indent> *)- (?P<rest>.*)$")
+_LINK = re.compile(r'^a-\d+\b.*?\bhref="(?P<href>[^"]+)"')
+_UNITS = re.compile(r"^(row|item|article|group)\b")
+
+
+def _http(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip().startswith(("http://", "https://")) else None
+
+
+def reported_url(spec: ReadBack, output: Any) -> str | None:
+    """The listing's URL: the one given, else the one the run reported in its output."""
+    if spec.url:
+        return spec.url
+    if hasattr(output, "model_dump"):
+        output = output.model_dump()
+    if isinstance(output, Mapping):
+        for name in spec.url_fields:
+            found = _http(output.get(name))
+            if found:
+                return found
+    return None
+
+
+def _identifying(spec: ReadBack) -> list[str]:
+    return [fold_text(str(spec.fields[name])) for name in spec.identifying
+            if isinstance(spec.fields.get(name), (str, int)) and str(spec.fields[name]).strip()]
+
+
+def _says(text: str, value: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", fold_text(text)) is not None
+
+
+def names_listing(spec: ReadBack, tree: str) -> bool:
+    """Whether a page names the listing: its first identifying field (the SKU) as a line's words."""
+    values = _identifying(spec)
+    return bool(values) and any(_says(line.text, values[0]) for line in page_lines(tree))
+
+
+def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:
+    """The links of a search page that lead to the listing: in a result (row, item, card) whose text
+    names it, else a link whose words are its title."""
+    values = _identifying(spec)
+    rows: list[tuple[int, list[str], list[str], list[bool]]] = []  # (indent, texts, hrefs, claimed) open
+    found: list[str] = []
+
+    def close(indent: int) -> None:
+        while rows and rows[-1][0] >= indent:
+            _, texts, hrefs, claimed = rows.pop()
+            if claimed[0] or not hrefs or not any(_says(" ".join(texts), value) for value in values):
+                continue
+            found.extend(hrefs)
+            for row in rows:  # the innermost result names it: not the page section around it
+                row[3][0] = True
+
+    for raw in tree.splitlines():
+        match = _LINE.match(raw)
+        if match is None:
+            continue
+        indent, rest = len(match.group("indent")), match.group("rest")
+        close(indent)
+        if _UNITS.match(rest):
+            rows.append((indent, [], [], [False]))
+            continue
+        link = _LINK.match(rest)
+        for _, texts, hrefs, _claimed in rows:
+            texts.append(rest)
+            if link:
+                hrefs.append(link.group("href"))
+    close(-1)
+    if not found:
+        title = fold_text(str(spec.fields.get("title", "")))
+        found = [match.group("href") for raw in tree.splitlines()
+                 if (match := _LINK.match(raw.strip().removeprefix("- "))) and title and title in fold_text(raw)]
+    unique = list(dict.fromkeys(urljoin(page_url, href) for href in found))
+    return unique
