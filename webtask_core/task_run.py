@@ -26,7 +26,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
-from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
+from webtask_core.errors import (
+    ActionError,
+    BrowserCrashedError,
+    ConfigError,
+    ModelTransientError,
+    PermanentModelError,
+    TransientError,
+)
 from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer, answer_message, as_answer
 from webtask_core.progress import describe_call
 from webtask_core.readback import ReadBack, ReadbackResult, TemplateStore, VerifyMode, check_verify, read_back
@@ -80,6 +87,7 @@ class TaskRun:
         self.readback = readback.validated() if readback is not None else None
         self.verify = check_verify(verify)
         self.readback_result: ReadbackResult | None = None  # set by finish() when the listing was read back
+        self.commit_calls: list[str] = []  # ids of the calls that may have submitted (a form post, Publish)
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
         self.page_failures = 0
@@ -149,7 +157,7 @@ class TaskRun:
             await self._prepare_tab()  # the first step also loads the script
             replayer = self.replayer
             checkpoint = replayer.checkpoint() if replayer is not None else None
-            watch = _CallWatch(self.recorder)
+            watch = _CallWatch(self.recorder, self.commit_calls)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
             if replayer is not None and checkpoint is not None:
@@ -250,15 +258,25 @@ class TaskRun:
                 record = await self.worker.finish(self.ctx)
             except BrowserCrashedError:  # it died after the last step: the record is complete without it
                 record = await self.worker.finish(self.ctx, capture=False)
-        if record.status is WorkerStatus.completed:
+        if record.status is WorkerStatus.completed or (record.status is WorkerStatus.aborted and self._submitted(record)):
             record = await self._read_back(record)
         await self._save_script(record)
         return record
 
+    def _submitted(self, record: TaskRecord) -> bool:
+        """Whether a call that may have submitted (a form post, Publish) ran without an error."""
+        commits = set(self.commit_calls)
+        return any(call.id in commits and call.ok for step in record.steps for call in step.tool_calls)
+
     async def _read_back(self, record: TaskRecord) -> TaskRecord:
         """The record after reading the listing back: ``mismatch`` when the site does not show it as
-        asked. A browser or model failure is tried once more; then the listing counts as unread."""
+        asked. A browser or model failure is tried once more; then the listing counts as unread.
+
+        After a run that aborted once it had submitted (the model gave up on what the site showed
+        after Publish), the listing may be on the site: only a listing shown otherwise than asked
+        changes the outcome (to ``mismatch``, so it is known to be published); else it stays aborted."""
         spec, replay = self.readback, self.replay
+        aborted = record.status is WorkerStatus.aborted
         if spec is None:
             return record
         if self.verify == "off" or (self.verify == "replayed" and replay is None):
@@ -274,14 +292,16 @@ class TaskRun:
                     final_tree=record.final_dom or "", templates=templates, key=replay.key if replay else None,
                     scrub=self.worker.secrets.scrub, source=replay.source if replay else "")
                 break
-            except TransientError as error:
+            except (TransientError, PermanentModelError) as error:
                 logger.warning("read-back attempt %d failed: %s", attempt + 1, self.worker.secrets.scrub(str(error)))
                 result = ReadbackResult(status="unread", reason=f"the listing could not be read back: {error}")
+                if isinstance(error, PermanentModelError):
+                    break  # asking again will not help
         assert result is not None
         result.reason = self.worker.secrets.scrub(result.reason)
         self.readback_result = result
         record.usage = record.usage + result.usage
-        if result.ok:
+        if result.ok or (aborted and result.status != "mismatch"):
             return record
         what = ("the site does not show the listing as asked: " + result.summary() if result.status == "mismatch"
                 else result.reason)
@@ -310,19 +330,22 @@ class _CallWatch:
     """Notes which calls of a step started (a replayed submit that failed once it had started may have
     gone through), and lets the recorder look at the page before a submit."""
 
-    def __init__(self, recorder: Recorder | None):
+    def __init__(self, recorder: Recorder | None, commits: list[str] | None = None):
         self.recorder = recorder
         self.started: list[str] = []
         self.committed: str | None = None  # the first call that started and may have submitted
+        self.commits = commits if commits is not None else []  # every commit call started (for the read-back)
 
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         self.started.append(call.id)
-        if self.committed is None and isinstance(call.input, dict):
+        if isinstance(call.input, dict):
             element_id = call.input.get("element_id")
             element = observation.elements.get(element_id) if isinstance(element_id, str) else None
-            # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
-            if is_commit(call.name, call.input, element) and not call.id.startswith("replay_"):
-                self.committed = describe_call(call.name, call.input)
+            if is_commit(call.name, call.input, element):
+                self.commits.append(call.id)
+                # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
+                if self.committed is None and not call.id.startswith("replay_"):
+                    self.committed = describe_call(call.name, call.input)
         if self.recorder is not None:
             await self.recorder.before_call(call, observation, first, tab)
 

@@ -1,5 +1,7 @@
-"""Finding the listing's own page: the URL given or reported, the page the run ended on when it names
-the listing, else the site's search for it (a result row holding its SKU, or a link named as it is)."""
+"""Finding the listing's own page: the URL given or reported; else from the page the run ended on —
+the one link there that leads to the listing (a list of listings), or that page itself when it names
+the listing; else the site's search for it. A link leads to the listing when it sits in a result (a
+row, an item, a card) naming it and is that result's only link or is named as the listing is."""
 
 from __future__ import annotations
 
@@ -47,24 +49,28 @@ def _says(text: str, value: str) -> bool:
 
 
 def names_listing(spec: ReadBack, tree: str) -> bool:
-    """Whether a page names the listing: its first identifying field (the SKU) as a line's words."""
+    """Whether a page names the listing: one of its identifying fields (a SKU, a title) as a line's words."""
     values = _identifying(spec)
-    return bool(values) and any(_says(line.text, values[0]) for line in page_lines(tree))
+    return any(_says(line.text, value) for line in page_lines(tree) for value in values)
 
 
 def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:
     """The links of a search page that lead to the listing: in a result (row, item, card) whose text
     names it, else a link whose words are its title."""
     values = _identifying(spec)
-    rows: list[tuple[int, list[str], list[str], list[bool]]] = []  # (indent, texts, hrefs, claimed) open
+    rows: list[tuple[int, list[str], list[tuple[str, str]], list[bool]]] = []  # (indent, texts, links, claimed)
     found: list[str] = []
+
+    title = fold_text(str(spec.fields.get("title", "")))
 
     def close(indent: int) -> None:
         while rows and rows[-1][0] >= indent:
             _, texts, hrefs, claimed = rows.pop()
             if claimed[0] or not hrefs or not any(_says(" ".join(texts), value) for value in values):
                 continue
-            found.extend(hrefs)
+            # A result's link: its only one, or the one named as the listing (not "Edit", "Back").
+            named = [href for href, text in hrefs if title and title in fold_text(text)]
+            found.extend(named or ([hrefs[0][0]] if len(hrefs) == 1 else []))
             for row in rows:  # the innermost result names it: not the page section around it
                 row[3][0] = True
 
@@ -81,10 +87,9 @@ def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:
         for _, texts, hrefs, _claimed in rows:
             texts.append(rest)
             if link:
-                hrefs.append(link.group("href"))
+                hrefs.append((link.group("href"), rest))
     close(-1)
     if not found:
-        title = fold_text(str(spec.fields.get("title", "")))
         found = [match.group("href") for raw in tree.splitlines()
                  if (match := _LINK.match(raw.strip().removeprefix("- "))) and title and title in fold_text(raw)]
     unique = list(dict.fromkeys(urljoin(page_url, href) for href in found))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 _MODEL_SCREENSHOT_SCALE = 0.6  # as the worker sends pages to the model
 _PICTURE_SCALE = 0.5  # the picture of a page that did not pass, for the result and its alert
+_HTTP_ERROR = re.compile(r"\(HTTP ([45]\d\d)\)")  # how BrowserTab.navigate reports an error answer
 
 
 class _NotFound(Exception):
@@ -46,8 +48,12 @@ async def _open_listing(tab: BrowserTab, spec: ReadBack, output: Any, final_url:
     """Opens the listing's own page; returns how it was found."""
     url = reported_url(spec, output)
     how = "the URL the run reported"
-    if url is None and final_url.startswith(("http://", "https://")) and names_listing(spec, final_tree):
-        url, how = final_url, "the page the run ended on"
+    if url is None and final_url.startswith(("http://", "https://")):
+        links = listing_links(spec, final_tree, final_url)
+        if len(links) == 1:
+            url, how = links[0], "the link to it on the page the run ended on"
+        elif not links and names_listing(spec, final_tree):
+            url, how = final_url, "the page the run ended on"
     if url is None:
         search = spec.search_for()
         if search is None:
@@ -64,9 +70,12 @@ async def _open_listing(tab: BrowserTab, spec: ReadBack, output: Any, final_url:
 
 async def _go(tab: BrowserTab, url: str) -> None:
     try:
-        await tab.navigate(url)
+        message = await tab.navigate(url)
     except ActionError as error:  # blocked, not an http(s) URL, did not load in time
         raise _NotFound(f"cannot open {url}: {error}") from None
+    answered = _HTTP_ERROR.search(message)
+    if answered:  # a "not found" page shows nothing of the listing, whatever its heading says
+        raise _NotFound(f"{url} answered HTTP {answered.group(1)}")
 
 
 async def read_back(

@@ -45,7 +45,7 @@ _FIELD_ERROR = re.compile(r"Error: ([^\"\n]+)")
 _REQUIRED_KEYS = ("sku", "title", "description", "price", "category", "condition", "photos")
 # Names and label words a form field may go by: a redesign renames "Title" to "Listing headline".
 _FIELD_WORDS = {"title": ("title", "headline"), "description": ("description",), "price": ("price",),
-                "category": ("category",), "sku": ("sku",)}
+                "category": ("category",), "sku": ("sku",), "quantity": ("quantity",)}
 _NOT_TEXT_FIELDS = ("file", "radio", "checkbox", "hidden", "submit", "button", "search")
 
 
@@ -264,11 +264,18 @@ class _Step:
         condition = self._condition_radio()
         if condition is None:
             return _abort(f"the form offers no condition called {self.data['condition']!r}")
+        quantity = []
+        if "quantity" in self.data:  # an optional field of the form: filled when the data has it
+            quantity_field = self._form_field("quantity")
+            if quantity_field is None:
+                return _abort("the new listing form has no quantity field, and the data gives a quantity")
+            quantity = [ToolUse("fill", {"element_id": quantity_field, "text": str(self.data["quantity"])})]
         note = "Filling in the listing form" + (" again after the site's errors" if errors else "") + "."
         return Reply(text=note, tool_uses=[
             ToolUse("fill", {"element_id": fields["title"], "text": str(self.data["title"])}),
             ToolUse("fill", {"element_id": fields["description"], "text": str(self.data["description"])}),
             ToolUse("fill", {"element_id": fields["price"], "text": _price_text(self.data["price"])}),
+            *quantity,
             ToolUse("select_option", {"element_id": fields["category"], "option": str(self.data["category"])}),
             ToolUse("check", {"element_id": condition, "checked": True}),
             ToolUse("fill", {"element_id": fields["sku"], "text": self.sku}),
