@@ -7,6 +7,8 @@ handles a log-in task (task data without a SKU): log in if needed, then complete
 
 Where only a person can help — a second factor at log-in, a security check, an approval the task
 asks for before Publish — it calls ``ask_human`` (or types ``{{totp:NAME}}``), see human_steps.py.
+A task whose data has ``repair`` (a listing's URL) corrects that listing on its edit page instead
+(repair_steps.py).
 
 It reads pages rather than remembering them, so it copes with the marketplace's changed layouts
 (`marketplace.Layout`): a form field is found by its name or by the words of its label (a renamed
@@ -23,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from .human_steps import approval_step, human_step
+from .repair_steps import repair_step
 from .replies import Reply, ToolUse
 from .request_view import (
     TreeElement,
@@ -172,7 +175,7 @@ class _Step:
             return self._log_in()
         if self.login_only:
             return Reply(tool_uses=[ToolUse("complete", {"feedback": f"Logged in as {self.data['username']}."})])
-        reply = self._route()
+        reply = repair_step(self) or self._route()  # a repair task corrects a published listing instead
         banner = self._accept_cookies()
         if banner is not None and reply.tool_uses and reply.tool_uses[0].name not in ("abort", "set_output"):
             reply.tool_uses.insert(0, banner)

@@ -19,6 +19,7 @@ from flow_helpers import (
 from PIL import Image
 
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_core.testing.page_reader import is_read_back
 from webtask_core.testing.request_view import task_json
 from webtask_flows.listings.batch import BatchFailed, batch_listing_upload, batch_results
 from webtask_flows.listings.manifest import artifact_slug
@@ -50,9 +51,12 @@ def write_photos(folder: Path, rows: list[dict[str, Any]]) -> dict[str, bytes]:
 
 
 def requests_per_sku(requests: list[dict[str, Any]]) -> dict[str, int]:
-    """Model requests per listing (the batch's login task has no SKU and is left out)."""
+    """Model requests per listing (the batch's login task has no SKU and is left out, and so are the
+    read-back's requests: they carry no task)."""
     counts: dict[str, int] = {}
     for request in requests:
+        if is_read_back(request):
+            continue
         sku = task_json(request).get("sku")
         if sku is not None:
             counts[sku] = counts.get(sku, 0) + 1
@@ -61,7 +65,7 @@ def requests_per_sku(requests: list[dict[str, Any]]) -> dict[str, int]:
 
 def login_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The model requests of the batch's shared login task."""
-    return [request for request in requests if "sku" not in task_json(request)]
+    return [request for request in requests if not is_read_back(request) and "sku" not in task_json(request)]
 
 
 def params(shop: Any, tmp_path: Path, **extra: Any) -> dict[str, Any]:
