@@ -215,12 +215,14 @@ def _template_text(template: str | None) -> str:
     return template
 
 
-_READBACK_OPTIONS = ("check", "labels", "pictures", "identifying")
+_READBACK_OPTIONS = ("check", "labels", "pictures", "identifying", "search_url", "url_fields")
 
 
 def load_readback_options(template: str | None = None) -> dict[str, Any]:
     """The template's ``readback:`` options (a YAML template's key beside ``task:``): ``check`` (the
-    fields to check), ``labels`` (how the site's page labels them), ``pictures``, ``identifying``."""
+    fields to check), ``labels`` (how the site's page labels them), ``search_url`` (where to look the
+    listing up when its run reports no URL), ``pictures``, ``identifying``, ``url_fields``
+    (webtask_core.readback.ReadBack)."""
     import yaml
 
     text = _template_text(template)
