@@ -51,7 +51,8 @@ CHECKED = ("sku", "title", "description", "price", "category", "condition", "qua
 
 
 def fields(sku: str, number: int, site_url: str) -> dict[str, Any]:
-    return {"sku": sku, "title": f"Item {sku} in very good condition, with its box and papers", "description": f"A fine item.\nNumber {number}.",
+    return {"sku": sku, "title": f"Item {sku} in very good condition, with its box and papers",
+            "description": f"A fine item.\nNumber {number}.",
             "price": f"{10 + number}.50", "category": CATEGORIES[number % len(CATEGORIES)], "condition": "Good",
             "quantity": str(6 + number % 3), "photos": ["photo_1", "photo_2"][: 1 + number % 2], "username": "demo",
             "password": "{{secret:shop_password}}", "site_url": site_url}
