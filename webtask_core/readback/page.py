@@ -16,6 +16,8 @@ _LINE = re.compile(r"^(?P<indent> *)- (?P<rest>.*)$")
 _ELEMENT = re.compile(r"^(?P<tag>[a-z][a-z0-9]*)-\d+(?=\s|$)")
 _KIND = re.compile(r"^(?P<kind>[a-z][a-z0-9]*)\b")
 _ESCAPES = {"n": " ", '"': '"', "\\": "\\"}
+_FIELDS = frozenset({"input", "select", "textarea", "div", "span", "body", "p"})  # what may hold a value
+_NOT_VALUES = frozenset({"submit", "button", "reset", "hidden", "file", "image", "checkbox", "radio"})
 
 
 @dataclass(frozen=True)
@@ -66,10 +68,11 @@ def _element(rest: str, tag: str) -> list[PageLine]:
             index = end
             continue
         index += 1
-    lines = [PageLine(tag, text, interactive=True) for text in texts if text.strip()]
-    if attributes.get("value", "").strip() and attributes.get("type") not in ("submit", "button", "hidden", "file"):
-        lines.append(PageLine("value", attributes["value"], interactive=True))
-    return lines
+    value = attributes.get("value", "")
+    if value.strip() and tag in _FIELDS and attributes.get("type") not in _NOT_VALUES:
+        # A field that holds a value (an edit form shows the listing so): its label, then its value.
+        return [*(PageLine("label", text) for text in texts if text.strip()), PageLine("value", value, interactive=True)]
+    return [PageLine(tag, text, interactive=True) for text in texts if text.strip()]
 
 
 def page_lines(tree: str) -> list[PageLine]:

@@ -45,7 +45,7 @@ class ReadbackResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     duration_ms: float = 0.0
     templates: Literal["", "checked", "recorded", "unusable"] = ""  # what became of the page's templates
-    screenshot: str | None = None  # the page as read, a small JPEG (base64), when it did not pass
+    screenshot: str | None = Field(default=None, repr=False)  # the page as read, a small JPEG (base64), when it did not pass
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from webtask_core.errors import ActionError
+from webtask_core.llm.types import Usage
 from webtask_core.readback.compare import compare_field, compare_pictures
 from webtask_core.readback.locate import listing_links, names_listing, reported_url
 from webtask_core.readback.page import page_lines
@@ -109,7 +110,9 @@ async def read_back(
     if stored is not None:
         try:
             checks = check_templates(stored, lines, spec)
-            return await _finish(_judged(checks, "templates", observation, templates="checked"), tab, started)
+            result = _judged(checks, "templates", observation)
+            result.templates = "checked"
+            return await _finish(result, tab, started)
         except Inconclusive as why:
             logger.info("read-back of %s: the page no longer fits its templates (%s); the model reads it",
                         observation.url, why)
@@ -139,19 +142,15 @@ async def read_back(
     return await _finish(result, tab, started)
 
 
-def _judged(checks: list[FieldCheck], method: ReadMethod, observation: Observation, **extra: Any) -> ReadbackResult:
-    usage = extra.pop("usage", None)
-    shown = [check for check in checks if check.verdict != "not_shown"]
-    if not shown:
-        status, reason = "unread", f"the page at {observation.url} shows none of the listing's fields"
-    else:
-        status = "mismatch" if any(check.verdict == "mismatch" for check in checks) else "passed"
-        reason = ""
-    result = ReadbackResult(status=status, method=method, url=observation.url, fields=checks, reason=reason,
-                            model_calls=1 if method == "model" else 0, **extra)
-    if usage is not None:
-        result.usage = usage
-    return result
+def _judged(checks: list[FieldCheck], method: ReadMethod, observation: Observation, *,
+            usage: Usage | None = None) -> ReadbackResult:
+    """The verdict on what was read: a mismatch when a field differs; unread when none is shown."""
+    shown = any(check.verdict != "not_shown" for check in checks)
+    mismatch = any(check.verdict == "mismatch" for check in checks)
+    return ReadbackResult(
+        status="mismatch" if mismatch else "passed" if shown else "unread", method=method, url=observation.url,
+        fields=checks, reason="" if shown else f"the page at {observation.url} shows none of the listing's fields",
+        model_calls=1 if method == "model" else 0, usage=usage or Usage())
 
 
 async def _finish(result: ReadbackResult, tab: BrowserTab, started: float) -> ReadbackResult:
