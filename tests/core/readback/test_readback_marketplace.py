@@ -10,7 +10,7 @@ from readback_helpers import list_item, listing, read_back_requests, scripts
 
 from webtask_core import WorkerStatus
 from webtask_core.readback import ReadBack
-from webtask_core.testing import FakeLLM, MarketplaceListingPolicy
+from webtask_core.testing import FakeLLM, MarketplaceListingPolicy, Reply
 from webtask_core.testing.marketplace import Alterations
 
 
@@ -121,3 +121,12 @@ async def test_a_page_that_shows_none_of_the_fields_is_unread(browser, shop, pho
     result = await list_item(llm, browser, shop, photos, data, readback=spec)
     assert result.status is WorkerStatus.mismatch and result.readback.status == "unread"
     assert "shows none of the listing's fields" in result.readback.reason
+
+
+async def test_a_read_back_the_model_cannot_make_is_unread_and_loses_nothing(browser, shop, photos):
+    # The model API refuses the read-back's request (here: a reply without the forced call, a 400).
+    llm = FakeLLM(MarketplaceListingPolicy(), reader=lambda request: Reply(text="Looks fine to me."))
+    result = await list_item(llm, browser, shop, photos, listing("ERR-1", shop))
+    assert result.status is WorkerStatus.mismatch and result.readback.status == "unread"
+    assert "could not be read back" in result.readback.reason and "report_listing" in result.readback.reason
+    assert len(shop.listing_by_sku("ERR-1")) == 1
