@@ -298,7 +298,11 @@ class TaskRun:
                 if isinstance(error, PermanentModelError):
                     break  # asking again will not help
         assert result is not None
-        result.reason = self.worker.secrets.scrub(result.reason)
+        scrub = self.worker.secrets.scrub  # what the page showed goes into results, events and alerts
+        result.reason = scrub(result.reason)
+        result.fields = [check.model_copy(update={"expected": scrub(check.expected), "note": scrub(check.note),
+                                                  "shown": scrub(check.shown) if check.shown is not None else None})
+                         for check in result.fields]
         self.readback_result = result
         record.usage = record.usage + result.usage
         if result.ok or (aborted and result.status != "mismatch"):

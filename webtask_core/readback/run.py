@@ -136,6 +136,8 @@ async def read_back(
                         observation.url, why)
             result.templates = "unusable"
         else:
+            # A page may show a secret (an echoed value): the stored lines hold its placeholder.
+            kept.lines = [line.model_copy(update={"text": scrub(line.text)}) for line in kept.lines]
             await asyncio.to_thread(templates.save, kept)
             result.templates = "recorded"
     logger.debug("read-back of %s (found through %s): %s", observation.url, how, result.summary())
