@@ -36,20 +36,21 @@ def add_edit_pages(app: FastAPI, state: SiteState, render: Callable[..., Respons
         return render(request, "edit_listing.html", listing=listing, form=form, errors=errors,
                       categories=CATEGORIES, conditions=CONDITIONS)
 
-    @app.get("/listings/{listing_id}/edit")
-    async def edit_page(request: Request, listing_id: int) -> Response:
+    def listing_of(request: Request, listing_id: int) -> ListingRecord | Response:
         current_user(request)
         listing = store.listing(listing_id)
-        if listing is None:
-            return render(request, "not_found.html", 404, what="listing")
-        return page(request, listing, _form_of(listing), {})
+        return render(request, "not_found.html", 404, what="listing") if listing is None else listing
+
+    @app.get("/listings/{listing_id}/edit")
+    async def edit_page(request: Request, listing_id: int) -> Response:
+        listing = listing_of(request, listing_id)
+        return page(request, listing, _form_of(listing), {}) if isinstance(listing, ListingRecord) else listing
 
     @app.post("/listings/{listing_id}/edit")
     async def save_edit(request: Request, listing_id: int) -> Response:
-        current_user(request)
-        listing = store.listing(listing_id)
-        if listing is None:
-            return render(request, "not_found.html", 404, what="listing")
+        listing = listing_of(request, listing_id)
+        if not isinstance(listing, ListingRecord):
+            return listing
         data: Any = await request.form()
         def text(name: str) -> str:
             return str(data.get(name, ""))
