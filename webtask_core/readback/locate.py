@@ -19,6 +19,11 @@ __all__ = ["reported_url", "names_listing", "listing_links"]
 _LINE = re.compile(r"^(?P<indent> *)- (?P<rest>.*)$")
 _LINK = re.compile(r'^a-\d+\b.*?\bhref="(?P<href>[^"]+)"')
 _UNITS = re.compile(r"^(row|item|article|group)\b")
+# A button that goes on with a listing (publish it, save it, go to the next step): a page offering
+# one is a form or a review of what is to be listed, not the listing as the site stores it.
+_GOES_ON = re.compile(r'^(?:button-\d+\b.*"(?P<text>[^"]*)"\s*$|input-\d+ \(type="submit".*?value="(?P<value>[^"]*)")')
+_GOING_ON_WORDS = re.compile(r"\b(publish\w*|submit\w*|confirm\w*|save\w*|continue|next|post|send|create|"
+                             r"list (?:it|item|now)|go live|place order|pay)\b", re.IGNORECASE)
 
 
 def _http(value: Any) -> str | None:
@@ -49,9 +54,19 @@ def _says(text: str, value: str) -> bool:
 
 
 def names_listing(spec: ReadBack, tree: str) -> bool:
-    """Whether a page names the listing: one of its identifying fields (a SKU, a title) as a line's words."""
+    """Whether a page is the listing's own: it names it (an identifying field — a SKU, a title — as
+    a line's words) and offers no button to go on with it (a form, or a review before Publish, names
+    it too)."""
     values = _identifying(spec)
-    return any(_says(line.text, value) for line in page_lines(tree) for value in values)
+    return any(_says(line.text, value) for line in page_lines(tree) for value in values) and not _goes_on(tree)
+
+
+def _goes_on(tree: str) -> bool:
+    for raw in tree.splitlines():
+        match = _GOES_ON.match(raw.strip().removeprefix("- "))
+        if match and _GOING_ON_WORDS.search(match.group("text") or match.group("value") or ""):
+            return True
+    return False
 
 
 def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:

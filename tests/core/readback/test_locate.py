@@ -68,3 +68,12 @@ def test_the_listings_own_page_names_it_and_its_edit_and_back_links_are_not_the_
     assert listing_links(SPEC, LISTING_PAGE, "http://shop/listings/1") == []
     assert names_listing(SPEC, LISTING_PAGE)
     assert not names_listing(ReadBack(fields={"sku": "BAG-70", "title": "Red bag"}), LISTING_PAGE)
+
+
+def test_a_page_that_offers_to_go_on_with_the_listing_is_not_the_listing():
+    review = LISTING_PAGE + '  - form\n    - button-2 "Publish"\n'
+    assert not names_listing(SPEC, review)
+    step = LISTING_PAGE + '  - input-3 (type="submit" name="go" value="Continue")\n'
+    assert not names_listing(SPEC, step)
+    logged_in = LISTING_PAGE + '  - form\n    - button-0 "Log out"\n'  # the site's own header: still the listing
+    assert names_listing(SPEC, logged_in)

@@ -116,16 +116,21 @@ async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, mo
         assert {row["status"] for row in table} == {"completed"}
         assert float(progress.data) == 100.0 and "5/5 done" in progress.description
 
-        # A rerun with one changed listing runs only that one; the rest come from the ledger.
+        # A rerun with one changed listing runs only that one; the rest come from the ledger. The
+        # agent finds it listed (no second one), and reading it back shows the site still has the old
+        # price: a mismatch, not a silent "completed" (repair_mismatch=True would correct it).
         rows[2]["price"] = "99.00"
         s3_client.put_object(Bucket=s3_bucket, Key="nightly/manifest.jsonl",
                              Body="\n".join(json.dumps(row) for row in rows) + "\n")
         server.reset()
-        again = await batch_listing_upload(manifest=manifest, **params(shop, tmp_path))
+        again = await batch_listing_upload(manifest=manifest, **params(shop, tmp_path), return_state=True)
+        assert again.is_failed() and again.message == "1 of 5 listing(s) failed: SKU-3"
+        again_results = await batch_results(again)
         assert requests_per_sku(server.requests).keys() == {"SKU-3"}
-        assert [r.skipped for r in again] == [True, True, False, True, True]
-        assert all(r.status == "completed" for r in again)
-        assert len(shop.listing_by_sku("SKU-3")) == 1  # the agent found it listed: no second one
+        assert [r.skipped for r in again_results] == [True, True, False, True, True]
+        assert [r.status for r in again_results] == ["completed", "completed", "mismatch", "completed", "completed"]
+        assert again_results[2].mismatched_fields == ["price"] and "shown '$13.50'" in again_results[2].feedback
+        assert len(shop.listing_by_sku("SKU-3")) == 1
         assert first_requests.keys() == {row["sku"] for row in rows}
 
 
