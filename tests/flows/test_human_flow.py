@@ -30,15 +30,19 @@ LOGIN_ONLY = MarketplaceListingPolicy(login_only=True)
 
 
 async def paused_run(name: str, timeout_s: float = 60) -> Any:
-    """The flow run called ``name`` once it is paused for input."""
+    """The flow run called ``name`` once it is paused for input and its form is saved."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
 
     async with get_client() as client:
         for _ in range(int(timeout_s * 5)):
             runs = await client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
+            # Prefect saves the form (schema, then description) just after the Paused state: the UI shows
+            # Resume with its form only then, so a reader waits for both.
             if runs and runs[0].state is not None and runs[0].state.is_paused():
-                return runs[0]
+                keys = [item.key for item in await run_inputs(runs[0].id)]
+                if any(k.endswith("-schema") for k in keys) and any(k.endswith("-description") for k in keys):
+                    return runs[0]
             await asyncio.sleep(0.2)
     raise AssertionError(f"flow run {name} did not pause within {timeout_s} s")
 

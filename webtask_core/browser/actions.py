@@ -21,7 +21,7 @@ from playwright.async_api import Frame, Locator, Page, Position
 
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
-from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
+from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script, marked
 from webtask_core.errors import ActionError, ConfigError
 
 __all__ = [
@@ -101,7 +101,7 @@ class Target:
 
     @property
     def locator(self) -> Locator:
-        return self.frame.locator(f'[{MARK_ATTRIBUTE}="{self.element_id}"]').first
+        return self.frame.locator(marked(self.element_id)).first
 
     @property
     def position(self) -> Position | None:

@@ -14,9 +14,11 @@ from webtask_core.errors import ActionError
 __all__ = ["DEEP_ACTIVE", "document_url", "focused_frame"]
 
 _MAX_DEPTH = 10  # frames nested deeper than this are not followed (and typing there is refused)
-# The focused element, as `a`, through open shadow roots (a widget's iframe can sit inside one).
+# The focused element, as `a`, through shadow roots (a widget's iframe can sit inside one; closed ones
+# as listeners.js kept them).
 DEEP_ACTIVE = (
-    "let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+    "const closed = window[Symbol.for('webtask.closedRoots')]; const rootOf = (n) => n.shadowRoot || (closed && closed.get(n));"
+    " let a = document.activeElement; while (a && rootOf(a) && rootOf(a).activeElement) a = rootOf(a).activeElement;"
 )
 _FOCUS_IN_CHILD_FRAME = "() => { " + DEEP_ACTIVE + " return !!a && (a.tagName === 'IFRAME' || a.tagName === 'FRAME'); }"
 _IS_FOCUSED = "(element) => { " + DEEP_ACTIVE + " return a === element; }"

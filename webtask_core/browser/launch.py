@@ -20,7 +20,7 @@ from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.browser.models import BrowserConfig
-from webtask_core.browser.scripts import load_script
+from webtask_core.browser.scripts import MARK_ENGINE, load_script
 from webtask_core.browser.tab import BrowserTab
 from webtask_core.errors import BrowserCrashedError, ConfigError
 from webtask_core.scratch import owned_temp_folder, remove_stale_folders
@@ -103,6 +103,7 @@ class Browser:
             shutil.rmtree(workdir, ignore_errors=True)
             raise
         try:
+            await playwright.selectors.register(MARK_ENGINE, script=load_script("mark_engine.js"))
             browser = await playwright.chromium.launch(
                 executable_path=executable,
                 headless=config.headless,

@@ -23,7 +23,9 @@ from webtask_core.errors import ActionError
 __all__ = ["choose"]
 
 _OPEN_WAIT_MS = 1500  # for the list to show after the widget was clicked, or after typing
-_SHOWN_WAIT_S = 1.0  # for the widget to show the choice after the option was clicked
+_SHOWN_WAIT_S = 1.5  # for the widget to show the choice after the option was clicked
+_CLOSE_WAIT_S = 0.5  # for its list to close after Escape
+_SHOWN_QUIET_S = 0.15  # what it shows must hold this long: a re-render may blank it for a moment
 
 
 def _fold(text: str) -> str:
@@ -49,7 +51,8 @@ class _Widget:
         self.script = load_script("listbox.js")
 
     def arguments(self, op: str, **extra: Any) -> dict[str, Any]:
-        return {"mark": MARK_ATTRIBUTE, "id": self.target.element_id, "op": op, "index": 0, "waitMs": 0, "want": "", **extra}
+        return {"mark": MARK_ATTRIBUTE, "id": self.target.element_id, "op": op, "index": 0, "waitMs": 0, "want": "",
+                "scan": False, **extra}
 
     async def call(self, op: str, **extra: Any) -> Any:
         answer = await self.target.frame.evaluate(self.script, self.arguments(op, **extra))
@@ -85,7 +88,7 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
     shown = found["shown"]
     for label in labels:
         if not expanded:
-            await actions.click(target, timeout_s)
+            await _open(widget, target, timeout_s)
         listed = first = await widget.call("options", waitMs=_OPEN_WAIT_MS)
         index = _match(listed["options"], label)
         typed = False
@@ -95,6 +98,10 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
             typed = True
             listed = await widget.call("options", waitMs=_OPEN_WAIT_MS, want=label)
             index = _match(listed["options"], label)
+        if index is None and listed["options"]:
+            # A list that renders only the rows in its view (a virtual list): scroll it through.
+            listed = await widget.call("options", want=label, scan=True)
+            index = _match(listed["options"], label)
         if index is None:
             await _close(widget, target, force=typed)
             if not first["options"]:
@@ -102,12 +109,15 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
                     f"{element_id} has no option {quote_for_model(label)}; it shows no list of options when "
                     "clicked (if it opened a menu, click the item you want instead)"
                 )
-            shown = [[option["text"], "", option["disabled"]] for option in first["options"]]
-            raise ActionError(_no_such_option(element_id, shown, label))
+            raise ActionError(_missing(element_id, label, first, listed))
         option = listed["options"][index]
         if option["disabled"]:
             await _close(widget, target)
             raise ActionError(f"option {quote_for_model(option['text'])} of {element_id} is disabled")
+        if option["selected"] and (found["multiple"] or len(labels) > 1) and _fold(option["text"]) in _fold(shown):
+            # Marked selected (not merely highlighted: the widget shows it): a click would take it away.
+            already.append(option["text"])
+            continue
         element = await widget.option(index)
         try:
             await element.click(timeout=timeout_s * 1000)  # Playwright waits until it can be clicked
@@ -142,12 +152,44 @@ async def choose(target: Target, labels: list[str], timeout_s: float) -> str:
     return "; ".join(parts) + f"; it shows {quote_for_model(shown, 100)}"
 
 
+def _missing(element_id: str, label: str, first: dict[str, Any], listed: dict[str, Any]) -> str:
+    """No option `label`: the options the list showed, and how many a scroll through it went past."""
+    seen = listed.get("seen")
+    if seen and seen["count"] > len(first["options"]):
+        texts = seen["first"] + [option["text"] for option in first["options"]]
+        options = [[text, "", False] for text in dict.fromkeys(texts)]
+        message = _no_such_option(element_id, options[:8], label)
+        return message.split(" … (")[0] + f" … ({seen['count']} in all, the list scrolled through to its end)"
+    options = [[option["text"], "", option["disabled"]] for option in first["options"]]
+    return _no_such_option(element_id, options, label)
+
+
+async def _open(widget: _Widget, target: Target, timeout_s: float) -> None:
+    """Open the widget by a click on it, as a person does: on the element, or when something of the
+    widget's own lies over it (the chosen tags of a multiple select), on a free part of the widget."""
+    if target.info["visible"] and not target.info["offscreen"] and target.position is None:
+        point = await widget.call("opener")
+        if point is not None:
+            left, top = target.info["rect"][0], target.info["rect"][1]
+            await target.locator.click(position={"x": point["x"] - left, "y": point["y"] - top}, force=True,
+                                       timeout=timeout_s * 1000)
+            return
+    await actions.click(target, timeout_s)
+
+
 async def _shown_after(widget: _Widget, before: str) -> dict[str, Any]:
-    """What the widget shows once it changed from `before` (or after a second, when it does not)."""
+    """What the widget shows once it changed from `before` and held still for a moment (a re-render
+    that empties it for a frame is not its answer), or after _SHOWN_WAIT_S when it does not change."""
     deadline = time.monotonic() + _SHOWN_WAIT_S
+    last: dict[str, Any] | None = None
+    since = 0.0
     while True:
         now: dict[str, Any] = await widget.call("shown")
-        if now["shown"] != before or time.monotonic() >= deadline:
+        moment = time.monotonic()
+        if last is None or now["shown"] != last["shown"]:
+            last, since = now, moment
+        settled = now["shown"] != before and now["shown"] and moment - since >= _SHOWN_QUIET_S
+        if settled or moment >= deadline:
             return now
         await asyncio.sleep(0.03)
 
@@ -157,3 +199,11 @@ async def _close(widget: _Widget, target: Target, force: bool = False) -> None:
     `force` also when it looks closed (text typed into it may open it again a moment later)."""
     if force or (await widget.call("shown"))["expanded"]:
         await target.frame.page.keyboard.press("Escape")
+        # Until it shows closed (a closing list still covers what is below it, and a widget asked
+        # again while it closes would be taken for open), at most _CLOSE_WAIT_S.
+        deadline = time.monotonic() + _CLOSE_WAIT_S
+        while time.monotonic() < deadline:
+            now = await widget.call("shown")
+            if not now["expanded"] and not now["closing"]:
+                break
+            await asyncio.sleep(0.03)

@@ -17,6 +17,19 @@
   window.addEventListener('load', () => {
     new MutationObserver(() => { window[CHANGED] = performance.now(); }).observe(document, {childList: true, subtree: true});
   }, {once: true});
+  // Closed shadow roots, kept as the page makes them (attachShadow({mode: 'closed'}) hands the root
+  // only to the page's own code): the observation walks into them as into open ones, as the browser's
+  // own tools do.
+  const closedRoots = new WeakMap();
+  Object.defineProperty(window, Symbol.for('webtask.closedRoots'), { value: closedRoots });
+  const shadowProto = Element.prototype;
+  shadowProto.attachShadow = new Proxy(shadowProto.attachShadow, {
+    apply(target, thisArg, args) {
+      const root = Reflect.apply(target, thisArg, args);
+      if (args[0] && args[0].mode === 'closed') closedRoots.set(thisArg, root);
+      return root;
+    },
+  });
   const proto = EventTarget.prototype;
   proto.addEventListener = new Proxy(proto.addEventListener, {
     apply(target, thisArg, args) {

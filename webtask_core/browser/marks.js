@@ -33,9 +33,13 @@ async ({mark, show, marks, masks, labelScale}) => {
   const collect = (r) => {  // a TreeWalker does not enter shadow roots: walk each one found
     roots.push(r);
     const walker = document.createTreeWalker(r, NodeFilter.SHOW_ELEMENT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) if (node.shadowRoot) collect(node.shadowRoot);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const inner = node.shadowRoot || (closedRoots && closedRoots.get(node));
+      if (inner) collect(inner);
+    }
   };
-  collect(document);  // open shadow roots only: closed ones cannot be read (nor typed into by us)
+  const closedRoots = window[Symbol.for('webtask.closedRoots')];
+  collect(document);  // open shadow roots, and closed ones listeners.js kept when the page made them
   for (const r of roots) for (const el of r.querySelectorAll('input[type=password]')) secret.push(el);
   const all = window[Symbol.for('webtask.marks')] || [];
   const wanted = new Set(masks);

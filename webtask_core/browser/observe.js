@@ -43,6 +43,7 @@
   const counters = Object.create(null);
 
   // @include observe_names.js
+  // @include observe_widgets.js
 
   const WEAK_MAX_INSIDE = 8;  // controls inside a weakly clickable container before it counts as delegation
   const MELT_MAX = 200;  // longest descendant text that becomes an element's name
@@ -66,6 +67,7 @@
     const parent = el.parentElement || (el.parentNode && el.parentNode.host);
     return parent ? getComputedStyle(parent).cursor : '';
   };
+  const parked = (position) => position === 'absolute' || position === 'fixed';
   let pushed = 0;  // items pushed so far, at any depth: a container's size is the difference
 
   // A container collects items; adjacent inline text is glued into one string until a block boundary.
@@ -170,7 +172,8 @@
     const start = pushed;
     slots.push(null);
     const editable = opts2.contentEditable === true;
-    const a = attributes(el, tag, type, opts2.control, editable);
+    const a = attributes(el, tag, type, opts2.control, editable && opts2.code === undefined);
+    if (opts2.code) a.push('value', clip(opts2.code.replace(/\n+$/, ''), VALUE_MAX));
     if (editable) a.push('contenteditable', true);
     if (opts2.draggable || (tag !== 'A' && tag !== 'IMG' && el.getAttribute('draggable') === 'true')) a.push('draggable', true);
     let view = null;
@@ -181,8 +184,13 @@
     }
     if (opts2.hidden) a.push('hidden', true);
     let children = {items: [], pos: [], m: false};
-    let text = opts2.name !== undefined ? opts2.name : ownName(el, tag, type);
-    if (!text && opts2.name === undefined && (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) text = cellHeader(el);
+    let text = opts2.name !== undefined ? opts2.name
+      : (editable || (el.getAttribute('role') === 'textbox' && tag !== 'INPUT' && tag !== 'TEXTAREA')) && fieldName(el)
+      || ownName(el, tag, type);
+    if (!text && opts2.name === undefined && (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) {
+      // In a table: its column's header; in a widget standing for a hidden field (a tag input): that field's label.
+      text = cellHeader(el) || (tag === 'INPUT' && type === 'text' ? fieldName(el) : '');
+    }
     const hintsBefore = hints.length;
     if (opts2.walk) {
       const outer = measuring;
@@ -208,7 +216,9 @@
       if (view) {
         children = f;  // a scroll box's content: each on its line
       } else if (editable) {
-        children = interactiveOnly(f);  // its text is its value
+        // Its text is its value. Nothing inside gets a mark: an editor would keep the attribute in
+        // the content it saves (TinyMCE does), and a link in the text is written as [text](href).
+        for (let k = slot + 1; k < slots.length; k++) slots[k] = null;
       } else if (controls && f.items.length - controls >= 2) {
         children = f;  // texts set apart around controls: each on its line
       } else {
@@ -223,7 +233,8 @@
     }
     // An element with no name of its own gets a hint, unless the text under it says what it is, or a
     // control inside already has the same hint (a toggle sharing its container's class keeps it).
-    if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA' && children.items.every(hasInteractive)) {
+    if (!text && tag !== 'INPUT' && tag !== 'SELECT' && tag !== 'TEXTAREA' && children.items.every(hasInteractive)
+      && !(text = iconName(el))) {
       const hint = hintFor(el);
       if (hint && hints.indexOf(hint, hintsBefore) === -1) {
         a.push('hint', hint);
@@ -232,6 +243,7 @@
     }
     const role = el.getAttribute('role') || IMPLICIT_ROLE[tag]
       || (tag === 'INPUT' || opts2.control ? INPUT_ROLE[type] || 'textbox' : null);
+    if (text && text.length <= 2) dayMarks(el, a);
     const g = idTag(opts2.idTag || tag);
     const item = [g, a, clip(text, TEXT_MAX), role || ''];
     if (children.items.length) {
@@ -285,16 +297,21 @@
   }
 
   // Upload targets stay visible to the model even when the page hides the real <input type=file>.
+  // Not those of a closed dialog (a modal's upload field is there once the modal opens).
+  const DIALOGS = 'dialog, [role=dialog], [role=alertdialog], [aria-modal=true]';
+  const inClosedDialog = (input) => { const dialog = input.closest(DIALOGS); return dialog !== null && !dialog.checkVisibility(); };
   function hiddenFileInputs(el, c) {
     if (el.tagName === 'INPUT') {
-      if (el.type === 'file') emitElement(c, el, 'INPUT', {hidden: true});
+      if (el.type === 'file' && !inClosedDialog(el)) emitElement(c, el, 'INPUT', {hidden: true});
       return;
     }
-    for (const input of el.querySelectorAll('input[type=file]')) emitElement(c, input, 'INPUT', {hidden: true});
+    for (const input of el.querySelectorAll('input[type=file]')) if (!inClosedDialog(input)) emitElement(c, input, 'INPUT', {hidden: true});
   }
 
+  const closedRoots = window[Symbol.for('webtask.closedRoots')] || null;
   function walkChildren(parent, c, pointer, visible) {
-    const root = parent.shadowRoot;  // open shadow roots only; closed ones are unreachable by design
+    // Open shadow roots, and closed ones listeners.js kept when the page made them.
+    const root = parent.shadowRoot || (closedRoots !== null ? closedRoots.get(parent) : undefined);
     if (root) indexLabels(root);
     for (let node = (root || parent).firstChild; node; node = node.nextSibling) visit(node, c, pointer, visible);
   }
@@ -319,7 +336,8 @@
       return;
     }
     if (!f.items.length) return;
-    if (f.items.length === 1 && !label) { pushItem(c, f.items[0], boxAt(f, 0)); return; }
+    // A dialog keeps its line whatever it holds: the model must see that a modal is open, in every look.
+    if (f.items.length === 1 && !label && kind !== 'dialog') { pushItem(c, f.items[0], boxAt(f, 0)); return; }
     const item = {t: kind, x: label || '', c: f.items};
     if (f.m) item.p = f.pos;
     if (f.items.some(hasInteractive)) item.i = 1;
@@ -356,6 +374,13 @@
     if ((overflow === 'hidden' || overflow === 'clip') && !hasSize(el)) { hiddenFileInputs(el, c); return; }
     const role = attrs ? el.getAttribute('role') : null;
     const inline = display.startsWith('inline');
+    // What cannot be seen nor clicked: a list whose drop-down says it is closed (its options may still
+    // be laid out, fading or parked), a box parked off the page (left: -9999px) where no scroll reaches
+    // (a positioned box is never inline; one with no attribute is parked by no class or style).
+    if ((role === 'listbox' && closedList(el)) || (attrs && !inline && parked(style.position) && offPage(el))) {
+      hiddenFileInputs(el, c);
+      return;
+    }
     if (!inline) c.open = false;
     else if (c.open && !spaceLast(c.items[c.items.length - 1]) && gapBefore(style)) {
       c.gap = true;  // the page sets it apart: so does the text
@@ -414,6 +439,14 @@
       return;
     }
 
+    if (tag === 'DIV' && selfVisible && attrs && el.CodeMirror !== undefined) {
+      const code = codeEditorText(el);
+      if (code !== null) {  // CodeMirror 5: one text field, its lines as its value
+        emitElement(c, el, tag, {walk: false, contentEditable: true, name: fieldName(el) || ownName(el, tag, null), code});
+        c.open = false;
+        return;
+      }
+    }
     const interactive = selfVisible ? isInteractive(el, tag, role, attrs, cursorPointer, pointer, overflow, grab) : 0;
     if (interactive) {
       const leaf = tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA';

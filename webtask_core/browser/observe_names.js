@@ -11,8 +11,13 @@
     search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button'};
 
   const clip = (s, max) => (s.length > max ? s.slice(0, max - 1) + '…' : s);
-  // Zero-width spaces (editors keep the caret in them, pages break long words with them) are no text.
-  const norm = (s) => (s.indexOf('\u200b') === -1 ? s : s.replace(/\u200b/g, '')).replace(/\s+/g, ' ').trim();
+  // Invisible format characters are no text: zero-width spaces and joiners (editors keep the caret
+  // in them, pages break long words with them), CKEditor's word joiner filler, byte order marks, soft
+  // hyphens, direction marks. (Tested before replacing: most strings hold none.)
+  const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/;
+  const INVISIBLE_ALL = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/g;
+  const visibleOnly = (s) => (INVISIBLE.test(s) ? s.replace(INVISIBLE_ALL, '') : s);
+  const norm = (s) => visibleOnly(s).replace(/\s+/g, ' ').trim();
 
   // Does an inline element's own margin or padding set it apart from the text before or after it?
   // (Reading computed styles is the costly part of a pass: two reads, and only where text abuts.)
@@ -154,7 +159,7 @@
       } else if (type === 'file') {
         if (el.files && el.files.length) a.push('value', clip(Array.from(el.files, (f) => f.name).join(', '), VALUE_MAX));
       } else if (type !== 'submit' && type !== 'button' && type !== 'reset' && type !== 'image') {
-        if (el.value) a.push('value', clip(el.value, VALUE_MAX));
+        if (el.value) a.push('value', clip(visibleOnly(el.value), VALUE_MAX));
       }
     } else if (tag === 'TEXTAREA') {
       if (el.value) a.push('value', clip(norm(el.value), VALUE_MAX));
@@ -246,7 +251,7 @@
     const inline = (node, list) => {
       let out = '';
       for (let n = node.firstChild; n; n = n.nextSibling) {
-        if (n.nodeType === 3) { out += n.data.replace(/\u200b/g, '').replace(/\s+/g, ' '); continue; }
+        if (n.nodeType === 3) { out += visibleOnly(n.data).replace(/\s+/g, ' '); continue; }
         if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
         const t = n.tagName;
         if (t === 'BR') { out += '\n'; continue; }
@@ -262,10 +267,11 @@
           continue;
         }
         const inner = inline(n, list);
-        const mark = RICH_MARKS[t];
+        const mark = RICH_MARKS[t] || (BLOCKS.has(t) || t === 'A' ? undefined : styleMark(n));
         if (mark) {
           const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner);
-          out += m[2] ? m[1] + mark + m[2] + mark + m[3] : inner;
+          const close = mark.length > 2 ? mark.match(/\*\*|__|\*/g).reverse().join('') : mark;
+          out += m[2] ? m[1] + mark + m[2] + close + m[3] : inner;
         } else if (t === 'A' && n.getAttribute('href')) {
           out += '[' + inner.trim() + '](' + n.getAttribute('href') + ')';
         } else if (BLOCKS.has(t)) {
@@ -281,57 +287,19 @@
     return inline(root, 0).split('\n').map((line) => line.trim().replace(/\u0001/g, '  ')).filter((line) => line)
       .join('\n');
   }
+  // Formatting an editor applies as inline style (<span style="font-weight: bold">, a weight of 600 or
+  // more, font-style: italic, text-decoration: underline) where the text around it has none.
+  function styleMark(n) {
+    const parent = n.parentElement;
+    if (!parent || (!n.hasAttribute('style') && !n.hasAttribute('class'))) return undefined;
+    const own = getComputedStyle(n), around = getComputedStyle(parent);
+    let mark = '';
+    if (parseInt(own.fontWeight, 10) >= 600 && parseInt(around.fontWeight, 10) < 600) mark += '**';
+    if (own.fontStyle === 'italic' && around.fontStyle !== 'italic') mark += '*';
+    if (own.textDecorationLine.includes('underline') && !around.textDecorationLine.includes('underline')) mark += '__';
+    return mark || undefined;
+  }
   const INDENT = '\u0001';  // a nested list item's indent, kept through the trimming of its line
-
-  // ---- Form controls a widget library replaced, and what names a widget from outside it ----
-
-  // A <select>, <textarea> or text input that a widget library hid from sight to keep it for the form
-  // (Tom Select's 1px clipped select, Choices.js's transparent one under its widget, Tagify's input
-  // scaled to nothing): taken out of the tab order or [hidden], and too small to see (an sr-only box
-  // is 1px and its border), clipped away, or transparent and passing the mouse through. The model
-  // acts on the library's widget instead. A transparent select that takes the clicks (Pikaday's month
-  // picker) is the control itself and stays.
-  const SIGHT_MIN = 4;  // px
-  const KEPT_TYPES = new Set(['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image']);
-  function replacedOriginal(el, tag, style) {
-    if (el.getAttribute('tabindex') !== '-1' && !el.hasAttribute('hidden')) return false;
-    if (tag === 'INPUT' ? KEPT_TYPES.has(el.type) : tag !== 'SELECT' && tag !== 'TEXTAREA') return false;
-    if (el.offsetWidth < SIGHT_MIN || el.offsetHeight < SIGHT_MIN) return true;
-    const s = style || getComputedStyle(el);
-    if ((s.opacity === '0' && s.pointerEvents === 'none') || s.clip === 'rect(0px, 0px, 0px, 0px)'
-      || s.clipPath.startsWith('inset(50%')) return true;
-    const r = el.getBoundingClientRect();  // a transform can shrink it to nothing (Tagify)
-    return r.width < SIGHT_MIN || r.height < SIGHT_MIN;
-  }
-  // The form control a widget stands in for: the hidden <textarea>/<input>/<select> just before the
-  // widget's outer box (TinyMCE, CKEditor and Trix put their editor right after the original).
-  function originalBefore(el) {
-    for (let a = el, depth = 0; a && a.tagName !== 'BODY' && depth < 12; a = a.parentElement, depth++) {
-      const before = a.previousElementSibling;
-      if (before && (before.tagName === 'TEXTAREA' || before.tagName === 'SELECT'
-        || (before.tagName === 'INPUT' && before.type !== 'hidden')) && !isRendered(before)) return before;
-    }
-    return null;
-  }
-  // What an editor's <body contenteditable> in an iframe is called: the label of the form field it
-  // edits (found from its <iframe> when the page around it is of the same origin), its own
-  // aria-labelledby or aria-label, else the iframe's title or aria-label.
-  function editorName(body) {
-    let frame = null;
-    try { frame = window.frameElement; } catch (error) { frame = null; }
-    if (frame) {
-      const original = originalBefore(frame);
-      if (original) {
-        const parts = [];
-        if (original.labels) for (const label of original.labels) parts.push(label.textContent);
-        const name = norm(parts.join(' ')) || norm(original.getAttribute('aria-label') || '');
-        if (name) return name;
-      }
-    }
-    const own = ownName(body, 'BODY', null);
-    if (own) return own;
-    return frame ? norm(frame.getAttribute('title') || frame.getAttribute('aria-label') || '') : '';
-  }
 
   // ---- Tables of inputs: a control in a cell is named by its column's header (and its row's) ----
 

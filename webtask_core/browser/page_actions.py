@@ -16,7 +16,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webtask_core.browser.actions import quote_for_model
 from webtask_core.browser.failures import is_closed_error
-from webtask_core.browser.scripts import MARK_ATTRIBUTE
+from webtask_core.browser.scripts import marked
 from webtask_core.browser.stabilise import NetworkTracker
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError
@@ -119,7 +119,7 @@ async def wait_for(page: Page, text: str | None, element: tuple[Frame, str] | No
     if element is not None:
         frame, element_id = element
         what = element_id
-        waits = [_visible(frame, frame.locator(f'[{MARK_ATTRIBUTE}="{element_id}"]').first, deadline)]
+        waits = [_visible(frame, frame.locator(marked(element_id)).first, deadline)]
     else:
         what = f"text {quote_for_model(text or '')}"
         waits = [_visible(frame, frame.get_by_text(text or "").first, deadline) for frame in page.frames]

@@ -29,13 +29,19 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
   const target = control || el;
   const targetTag = target.tagName;
   const type = targetTag === 'INPUT' ? (target.type || 'text') : null;
+  // An editor fill writes into by its own means (browser/editors.py): a code editor takes the text as
+  // is (CodeMirror 5 draws its text and types through a hidden textarea; CodeMirror 6, Ace, Monaco),
+  // a rich-text region takes formatted text.
+  const code = (el.CodeMirror && typeof el.CodeMirror.getValue === 'function')
+    || !!(el.closest && el.closest('.cm-editor, .ace_editor, .monaco-editor'));
   const info = {
     found: true,
+    editor: code ? 'code' : target.isContentEditable ? 'rich' : null,
     tag: tag.toLowerCase(),
     type,
     disabled: (target.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true',
     readonly: !!target.readOnly && (targetTag === 'INPUT' || targetTag === 'TEXTAREA'),
-    editable: targetTag === 'TEXTAREA' || target.isContentEditable
+    editable: targetTag === 'TEXTAREA' || target.isContentEditable || code
       || (targetTag === 'INPUT' && !['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image', 'hidden'].includes(type)),
     checkable: type === 'checkbox' || type === 'radio'
       || ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(el.getAttribute('role')),
@@ -124,10 +130,12 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     return info;
   }
 
+  const closedRoots = window[Symbol.for('webtask.closedRoots')];
+  const shadowOf = (n) => n.shadowRoot || (closedRoots && closedRoots.get(n));
   const deepHit = (x, y) => {
     let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
+    while (hit && shadowOf(hit)) {
+      const inner = shadowOf(hit).elementFromPoint(x, y);
       if (!inner || inner === hit) break;
       hit = inner;
     }
@@ -162,26 +170,45 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
     return describe(cover) + (text ? ' ("' + (text.length > 40 ? text.slice(0, 39) + '…' : text) + '")' : '');
   };
 
-  const cx = (left + right) / 2, cy = (top + bottom) / 2;
-  const centreHit = deepHit(cx, cy);
+  // The point to click; or what covers the element. A bar fixed or stuck to the screen's edge (a sticky
+  // header or footer) covering it: scroll it to the middle of the screen, as a person would, and look again.
+  const stuck = (hit) => {
+    for (let n = hit; n && n !== document.body && n !== document.documentElement; n = parentOf(n)) {
+      const position = getComputedStyle(n).position;
+      if (position === 'fixed' || position === 'sticky') return true;
+    }
+    return false;
+  };
   const at = (x, y) => { info.point = [x - rect.left, y - rect.top]; info.client = [x, y]; return info; };
-  if (own(centreHit)) return at(cx, cy);
-  // Something else is at the centre: look for a visible point of the element on a 5x5 grid.
-  const grid = [];
-  for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
-    for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) grid.push([left + (right - left) * fx, top + (bottom - top) * fy]);
-  }
-  for (const [x, y] of grid) if (own(deepHit(x, y))) return at(x, y);
-  if (nested) {
-    if (reaches(centreHit)) return at(cx, cy);
-    for (const [x, y] of grid) if (reaches(deepHit(x, y))) return at(x, y);
-  }
-  if (centreHit && inside(el, centreHit)) {
-    // What the mouse hits there holds the element: nothing covers it, it lets the mouse through.
-    info.through = describe(centreHit);
-    info.pointerEvents = getComputedStyle(el).pointerEvents;
-  } else {
+  for (let attempt = 0; ; attempt++) {
+    const {left, right, top, bottom} = part;
+    const cx = (left + right) / 2, cy = (top + bottom) / 2;
+    const centreHit = deepHit(cx, cy);
+    if (own(centreHit)) return at(cx, cy);
+    // Something else is at the centre: look for a visible point of the element on a 5x5 grid.
+    const grid = [];
+    for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+      for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) grid.push([left + (right - left) * fx, top + (bottom - top) * fy]);
+    }
+    for (const [x, y] of grid) if (own(deepHit(x, y))) return at(x, y);
+    if (nested) {
+      if (reaches(centreHit)) return at(cx, cy);
+      for (const [x, y] of grid) if (reaches(deepHit(x, y))) return at(x, y);
+    }
+    if (centreHit && inside(el, centreHit)) {
+      // What the mouse hits there holds the element: nothing covers it, it lets the mouse through.
+      info.through = describe(centreHit);
+      info.pointerEvents = getComputedStyle(el).pointerEvents;
+      return info;
+    }
+    if (attempt === 0 && scroll && centreHit && stuck(centreHit)) {
+      el.scrollIntoView({block: 'center', inline: 'nearest', behavior: 'instant'});
+      rect = el.getBoundingClientRect();
+      part = showing(rect);
+      info.rect = [rect.left, rect.top, rect.width, rect.height];
+      continue;
+    }
     info.cover = centreHit ? coverOf(centreHit) : describe(null);
+    return info;
   }
-  return info;
 }

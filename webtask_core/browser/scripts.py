@@ -9,15 +9,18 @@ import re
 from functools import cache
 from importlib import resources
 
-__all__ = ["MARK_ATTRIBUTE", "FRAME_ATTRIBUTE", "load_script"]
+__all__ = ["MARK_ATTRIBUTE", "FRAME_ATTRIBUTE", "MARK_ENGINE", "load_script", "marked"]
 
 # The attribute an observation stamps on every interactive element; actions find elements by it.
 MARK_ATTRIBUTE = "data-wt-id"
+# The Playwright selector engine that finds a marked element among those the last observation stamped
+# (mark_engine.js): it reaches into closed shadow roots, where no CSS selector goes.
+MARK_ENGINE = "webtask-mark"
 # The attribute stamped on an <iframe> so its parent's pass knows which Playwright Frame goes there.
 FRAME_ATTRIBUTE = "data-wt-frame"
 
-_SCRIPTS = ("observe.js", "probe.js", "marks.js", "listeners.js", "drop.js", "listbox.js")
-_PARTS = ("observe_names.js",)  # only ever included into a script above
+_SCRIPTS = ("observe.js", "probe.js", "marks.js", "listeners.js", "drop.js", "listbox.js", "editor.js", "mark_engine.js")
+_PARTS = ("observe_names.js", "observe_widgets.js")  # only ever included into a script above
 _INCLUDE = re.compile(r"^[ \t]*// @include ([\w.]+)[ \t]*$", re.MULTILINE)
 
 
@@ -37,3 +40,8 @@ def _read_part(name: str) -> str:
     if name not in _PARTS:
         raise ValueError(f"unknown script part {name!r}; expected one of {_PARTS}")
     return _read(name)
+
+
+def marked(element_id: str) -> str:
+    """The Playwright selector of the element the last observation gave this id."""
+    return f"{MARK_ENGINE}={element_id}"

@@ -13,7 +13,7 @@ from weakref import WeakKeyDictionary
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from webtask_core.browser import actions, files, listbox, page_actions, slider
+from webtask_core.browser import actions, editors, files, listbox, page_actions, slider
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.drag import drag as drag_element
@@ -323,6 +323,8 @@ class BrowserTab:
         async def perform(target: Target) -> str:
             if slider.is_slider(target):
                 return await slider.set_slider(target, text, timeout)
+            if editors.is_editor(target) and not conceal:
+                return await editors.fill_editor(target, text, timeout)
             if conceal:
                 await actions.conceal(target, timeout)
             return await actions.fill(target, text, timeout)

@@ -62,8 +62,12 @@ class ClickTool(Tool):
 class FillTool(Tool):
     name = "fill"
     description = (
-        "Replace the value of a text input, textarea or editable region with the given text. On a slider "
-        "(a range input, or an element with role=\"slider\" and a value) it moves the slider to that value."
+        "Replace the value of a text input, textarea or editable region with the given text. A rich-text "
+        "editor (contenteditable) takes formatted text in the notation the page state shows its value in: "
+        "**bold**, *italic*, __underline__, ~~struck~~, `code`, [text](url), lines starting with - or 1. "
+        "for lists, # for headings, > for quotes, lines separated by \\n; a code or markdown editor takes the "
+        "text as is. The result says what the editor shows afterwards. On a slider (a range input, or an "
+        "element with role=\"slider\" and a value) it moves the slider to that value."
     )
 
     class Params(ToolParams):
@@ -99,7 +103,8 @@ class SelectOptionTool(Tool):
         "widget: give its element id; it is opened and the option clicked), by the option's text exactly "
         "as the page shows it (case aside). A near match is not taken: the error lists the options, so "
         "you can pick the right one. For a select that takes several options, give a list: they are "
-        "added to those already selected. The result says what the widget shows afterwards, and is an "
+        "added to those already selected. A long list is scrolled through (or typed into) before an "
+        "option is called missing. The result says what the widget shows afterwards, and is an "
         "error when it did not take the option."
     )
 

@@ -299,3 +299,16 @@ async def test_check_an_aria_checkbox_widget(browser_session, sites):
     assert await browser_session.check(gift) == f"{gift} was already checked"
     with pytest.raises(ActionError, match="is not a checkbox, radio button or switch"):
         await browser_session.check(by_text(await browser_session.observe())["Bold text"])
+
+
+async def test_an_element_under_a_sticky_bar_is_scrolled_clear_of_it(browser_session, sites):
+    # "Save draft" lies in the viewport but under the fixed footer; "Publish", once scrolled to, under
+    # the sticky header. A person scrolls it clear of the bar; so does the click.
+    await browser_session.navigate(sites.url("sticky.html"))
+    observation = await browser_session.observe()
+    low = next(e.id for e in observation.elements.values() if e.text == "Save draft")
+    high = next(e.id for e in observation.elements.values() if e.text == "Publish")
+    assert await browser_session.click(low) == f"clicked {low}"
+    await browser_session.page.evaluate("window.scrollTo(0, document.getElementById('high').offsetTop - 30)")
+    assert await browser_session.click(high) == f"clicked {high}"
+    assert await browser_session.page.evaluate("[low.textContent, high.textContent]") == ["Saved", "Published"]

@@ -83,7 +83,8 @@ async def test_js_clickables_are_interactive_with_hints_for_icons(browser_sessio
     assert '- div-4 (value="Editable note" contenteditable)' in observation.tree  # its text is its value
     assert texts["Listener span"].tag == "span"
     assert '(hint="Delete listing")' in observation.tree  # from title
-    assert '(hint="btn-close")' in observation.tree  # no title or label: the class
+    # No title or label: what its class says it does ("btn-close"), else the class itself as a hint.
+    assert '- button-1 "close"' in observation.tree and '(hint="btn-star")' in observation.tree
     long_link = next(e for e in observation.elements.values() if e.tag == "a")
     assert len(long_link.text) == 100 and long_link.text.endswith("…")
 

@@ -27,8 +27,8 @@ async def test_rich_text_shows_its_formatting_and_toggles_their_state(browser_se
     assert notes.endswith(
         '(value="## Boots\\n**Hand-made** in *Spain*, see [x](/c).\\n- size 9\\n- brown **leather**\\n'
         '  1. calf\\n  2. suede" contenteditable) "Notes"')
-    # Its text is its value: only its controls (the link) are lines under it.
-    assert line_of(observation, '"x"').startswith("- a-")
+    # Its text is its value; nothing inside it gets an id (an editor would save the mark in its content).
+    assert not any(line.strip().startswith("- a-") for line in observation.tree.splitlines())
     assert 'text: "Hand-made' not in observation.tree
     # Paragraphs are lines.
     assert '(value="First line\\nSecond line" contenteditable) "Plain notes"' in observation.tree
@@ -74,3 +74,67 @@ async def test_slider_values_and_editor_frames(browser_session, sites):
     # The caret was at the end of the italic word: what was typed is italic too, and the tree says so.
     assert '(value="Hello *there and welcome*" contenteditable)' in (await browser_session.observe()).tree
     assert '- text: "Tagged here"' in observation.tree  # a zero-width space is no text
+
+
+async def editing(session: BrowserTab, sites) -> Observation:
+    await session.navigate(sites.url("editing.html"))
+    return await session.observe()
+
+
+async def test_inline_style_formatting_reads_as_marks_and_invisible_characters_are_dropped(browser_session, sites):
+    observation = await editing(browser_session, sites)
+    values = {e.text: e.attributes["value"] for e in tree_elements(observation.tree) if "contenteditable" in e.attributes}
+    assert values["Styled notes"] == "**Hand-made** in *Spain*, **semi** **classed** ***both*** __under__."
+    # A heading's own weight is no mark, nor a span set back to normal inside it.
+    assert values["Joined notes"].splitlines() == ["Wordjoined, zerowidth, bom, softhyphen, joiner.", "### Heading plain"]
+    assert '- text: "Cafeteria menu"' in observation.tree
+    assert 'value="ABC"' in line_of(observation, 'name="code"')
+    assert not any(ch in observation.tree for ch in "\u2060\u200b\u200c\u200d\ufeff\u00ad")
+
+
+async def test_an_editor_is_named_by_the_label_of_the_field_it_writes(browser_session, sites):
+    observation = await editing(browser_session, sites)
+    # Draftail: a nameless role=textbox; its <label> points at the hidden input before it.
+    assert line_of(observation, 'role="textbox"').endswith('(role="textbox" value="Text" contenteditable) "Body"')
+
+
+async def test_options_of_a_closed_drop_down_are_left_out(browser_session, sites):
+    observation = await editing(browser_session, sites)
+    options = [e.text for e in observation.elements.values() if e.attributes.get("role") == "option"]
+    assert options == ["S", "M"]  # the open one's; not the closed list's, not the parked one's
+    assert "Parked option" not in observation.tree
+    assert any(e.name == "photo" for e in observation.elements.values())  # a file input stays an upload target
+
+
+async def test_an_open_modal_is_a_dialog_line_and_a_closed_ones_upload_field_is_left_out(browser_session, sites):
+    await browser_session.navigate(sites.url("dialogs.html"))
+    observation = await browser_session.observe()
+    files = [e.name for e in observation.elements.values() if e.type == "file"]
+    assert files == ["attachment"]  # the page's own hidden upload field stays; the closed modals' do not
+    await browser_session.click(next(e.id for e in observation.elements.values() if e.text == "Choose an image"))
+    # The modal holds one button now, later its content: a dialog line either way.
+    for fill in ("", "<p>Loading images…</p><p>Recent</p>"):
+        await browser_session.page.evaluate(
+            "(html) => document.getElementById('chooser-body').insertAdjacentHTML('beforeend', html)", fill)
+        observation = await browser_session.observe()
+        assert "- dialog" in observation.tree, observation.tree
+        assert [e.name for e in observation.elements.values() if e.type == "file"] == ["attachment", "image"]
+    # A modal holding a single button is a dialog line too (a one-item container is otherwise pulled up).
+    await browser_session.page.evaluate("document.getElementById('notice').style.display = 'block'")
+    assert '- dialog\n  - button-' in (await browser_session.observe()).tree
+
+
+async def test_fields_in_a_closed_shadow_root_are_in_the_tree_and_take_actions(browser_session, sites):
+    await browser_session.navigate(sites.url("closed_shadow.html"))
+    observation = await browser_session.observe()
+    holder = next(e.id for e in observation.elements.values() if e.text == "Card holder")
+    pin = next(e.id for e in observation.elements.values() if e.text == "PIN")
+    pay = next(e.id for e in observation.elements.values() if e.text == "Pay now")
+    assert await browser_session.fill(holder, "Ada Lovelace") == f'filled {holder} with "Ada Lovelace"'
+    await browser_session.type("4321", element_id=pin)
+    await browser_session.click(pay)
+    page = browser_session.page
+    assert await page.evaluate("[document.querySelector('card-form').holder, document.querySelector('card-form').pin]") == [
+        "Ada Lovelace", "4321"]
+    tree = (await browser_session.observe()).tree
+    assert '- text: "Paid by Ada Lovelace"' in tree and 'value="••••••"' in tree  # the PIN stays a secret

@@ -11,6 +11,7 @@ from typing import Any
 
 from PIL import Image
 from widget_helpers import Seen, act, call, filling, finish, give_up, run_task, scripted
+from witness import Witness, chosen_in
 
 from webtask_core import WorkerStatus
 from webtask_core.testing import Reply
@@ -137,21 +138,36 @@ class SelectPolicy:
         return give_up(f"the page does not show {missing}") if missing else finish("all chosen")
 
 
+# The labels a Tom Select / Choices.js widget holds, through its own API, for the witness (every call judged).
+TOM_LABELS = """(el) => {
+  const widget = [categorySelect, colourSelect].find((s) => s.wrapper.contains(el));
+  return [].concat(widget.getValue()).filter((value) => value !== '').map((value) => widget.options[value].text);
+}"""
+CHOICES_LABELS = """(el) => {
+  const widget = [conditionChoices, materialChoices].find((c) => c.containerOuter.element.contains(el));
+  return [].concat(widget.getValue()).map((item) => item.label);
+}"""
+
+
 async def test_tom_select_single_and_multiple(browser_session, widget_site):
-    result = await run_task(browser_session, widget_site.url("category.html"),
+    seen = Witness(browser_session, {"select_option": chosen_in(TOM_LABELS)})
+    result = await run_task(seen, widget_site.url("category.html"),  # type: ignore[arg-type]
                             "Set the category to Bags and the colours to Brown and Tan.",
                             SelectPolicy({"Category": "Bags", "Colours": ["Brown", "Tan"]}))
     completed(result)
+    seen.check()
     page = browser_session.page
     assert await page.evaluate("[categorySelect.getValue(), colourSelect.getValue()]") == ["bags", ["brown", "tan"]]
     assert await page.evaluate("new FormData(document.querySelector('form')).getAll('colours')") == ["brown", "tan"]
 
 
 async def test_choices_single_and_multiple(browser_session, widget_site):
-    result = await run_task(browser_session, widget_site.url("details.html"),
+    seen = Witness(browser_session, {"select_option": chosen_in(CHOICES_LABELS)})
+    result = await run_task(seen, widget_site.url("details.html"),  # type: ignore[arg-type]
                             "The condition is Like new; the materials are Leather and Suede.",
                             SelectPolicy({"Condition": "Like new", "Materials": ["Leather", "Suede"]}))
     completed(result)
+    seen.check()
     page = browser_session.page
     assert await page.evaluate("[conditionChoices.getValue(true), materialChoices.getValue(true)]") == [
         "like-new", ["leather", "suede"]]

@@ -1,0 +1,70 @@
+"""Controls known only by a class name get a name (jquery-datetimepicker as Wagtail uses it,
+air-datepicker, tag-it): a calendar's arrows are "previous month"/"next month", days outside the shown
+month and the chosen day are marked, a tag's close link is "remove tag <tag>", the tag input is named
+by its field's label. Acted on by those names alone, judged through each widget's own API."""
+
+from __future__ import annotations
+
+import asyncio
+
+from webtask_core.browser import BrowserTab, Observation
+
+
+def named(observation: Observation, text: str) -> str:
+    found = [e.id for e in observation.elements.values() if e.text == text]
+    assert found, f"no element named {text!r} in:\n{observation.tree}"
+    return found[0]
+
+
+def day(observation: Observation, number: str, *, outside: bool = False) -> str:
+    for element in observation.elements.values():
+        if element.text == number and bool(element.attributes.get("outside-month")) == outside:
+            return element.id
+    raise AssertionError(f"no day {number} (outside the month: {outside}) in:\n{observation.tree}")
+
+
+async def opened(tab: BrowserTab, field: str, marker: str) -> Observation:
+    """Click the field, then look until the picker shows (both open a moment after the focus)."""
+    await tab.click(named(await tab.observe(), field))
+    for _ in range(30):
+        observation = await tab.observe()
+        if marker in observation.tree:
+            return observation
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the picker of {field} did not open:\n{observation.tree}")
+
+
+async def test_air_datepicker_by_its_named_arrows_and_marked_days(browser_session, widget_site):
+    await browser_session.navigate(widget_site.url("dates.html"))
+    observation = await opened(browser_session, "Sale ends", "next month")
+    assert '"previous month"' in observation.tree and '"March, 2026"' in observation.tree
+    assert [e.text for e in observation.elements.values() if e.attributes.get("aria-selected") == "true"] == ["20"]
+    assert '(outside-month) "1"' in observation.tree and '(outside-month) "28"' in observation.tree
+    await browser_session.click(named(observation, "next month"))
+    observation = await browser_session.observe()
+    assert '"April, 2026"' in observation.tree
+    await browser_session.click(day(observation, "2"))  # April 2nd, not the 2nd of May shown after it
+    assert await browser_session.page.evaluate("airPicker.selectedDates.map((d) => d.toDateString())") == ["Thu Apr 02 2026"]
+
+
+async def test_xdsoft_datetimepicker_by_its_named_arrows(browser_session, widget_site):
+    await browser_session.navigate(widget_site.url("dates.html"))
+    observation = await opened(browser_session, "Go live at", "next month")
+    assert [e.text for e in observation.elements.values() if e.attributes.get("aria-selected") == "true"] == ["14"]
+    await browser_session.click(named(observation, "next month"))
+    observation = await browser_session.observe()
+    await browser_session.click(day(observation, "10"))
+    assert await browser_session.page.evaluate("document.getElementById('go-live').value") == "2026-04-10"
+
+
+async def test_tag_it_tags_removed_and_added_by_name(browser_session, widget_site):
+    await browser_session.navigate(widget_site.url("dates.html"))
+    observation = await browser_session.observe()
+    assert '"remove tag leather"' in observation.tree
+    await browser_session.click(named(observation, "remove tag weekend"))
+    tags = [e.id for e in (await browser_session.observe()).elements.values() if e.text == "Tags" and e.tag == "input"]
+    assert len(tags) == 1  # the tag input, named by the label of the field it fills
+    await browser_session.type("boots", element_id=tags[0])
+    await browser_session.press_key("Enter")
+    assert await browser_session.page.evaluate("$('#tags').tagit('assignedTags')") == ["leather", "boots"]
+    assert await browser_session.page.evaluate("document.getElementById('tags').value") == "leather,boots"
