@@ -58,16 +58,20 @@ class DjangoAppProcess:
 
     ``project``: the folder under tests/apps holding ``manage.py`` and ``requirements.txt``.
     ``root``: a fresh folder for this run's database and media (``APP_ROOT`` in the environment of
-    every command, for the project's settings to read). ``seed``: a ``manage.py`` command (and its
-    arguments) run once after ``migrate`` to create what every test starts from.
+    every command, for the project's settings to read; the server also gets ``APP_BASE_URL``, its own
+    address). ``seed``: a ``manage.py`` command (and its arguments) run once after ``migrate`` to
+    create what every test starts from. ``ready_path``: the page that answers once the server is up
+    (one that renders without a database row of the tests' own: a log-in page).
     """
 
-    def __init__(self, project: str, root: Path, *, seed: tuple[str, ...] = (), seed_version: int = 1) -> None:
+    def __init__(self, project: str, root: Path, *, seed: tuple[str, ...] = (), seed_version: int = 1,
+                 ready_path: str = "/") -> None:
         self.project = project
         self.folder = _ROOT / "tests" / "apps" / project
         self.root = root
         self.seed = seed
         self.seed_version = seed_version
+        self.ready_path = ready_path
         self.python = app_python(project)
         self.base_url = ""
         self._process: subprocess.Popen[bytes] | None = None
@@ -78,6 +82,8 @@ class DjangoAppProcess:
     def environment(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "PYTHON"))}
         env.update(APP_ROOT=str(self.root), PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        if self.base_url:
+            env["APP_BASE_URL"] = self.base_url
         return env
 
     def manage(self, *args: str, timeout: float = 300.0) -> str:
@@ -91,16 +97,21 @@ class DjangoAppProcess:
 
     def query(self, code: str) -> object:
         """Run ``code`` in ``manage.py shell`` and return the JSON it printed last (one line)."""
-        output = self.manage("shell", "--no-startup", "-c", code)
+        # -v 0: Django 5.2's shell says how many objects it imported, on stdout.
+        output = self.manage("shell", "--no-startup", "-v", "0", "-c", code)
         lines = [line for line in output.splitlines() if line.strip()]
         if not lines:
             raise RuntimeError(f"{self.project}: the query printed nothing:\n{code}")
-        return json.loads(lines[-1])
+        try:
+            return json.loads(lines[-1])
+        except json.JSONDecodeError as error:
+            raise RuntimeError(f"{self.project}: the query's last line is not JSON ({error}): {lines[-1][:500]}") from error
 
     # ---- the cached database ----
 
     def _cache_key(self) -> str:
-        digest = hashlib.sha256(f"seed {self.seed_version} {sys.version_info[:2]}".encode())
+        # The seed's arguments (a user's name and password) are part of what the database holds.
+        digest = hashlib.sha256(f"seed {self.seed_version} {self.seed} {sys.version_info[:2]}".encode())
         for source in sorted(self.folder.rglob("*")):
             if source.is_file() and source.suffix in (".py", ".html", ".txt", ".json") and "__pycache__" not in source.parts:
                 digest.update(source.relative_to(self.folder).as_posix().encode() + source.read_bytes())
@@ -147,10 +158,13 @@ class DjangoAppProcess:
             if self._process is not None and self._process.poll() is not None:
                 raise RuntimeError(f"{self.project} stopped while starting:\n{self.server_log()}")
             try:
-                with urllib.request.urlopen(self.url("/"), timeout=2):
+                with urllib.request.urlopen(self.url(self.ready_path), timeout=2):
                     return
-            except urllib.error.HTTPError:
-                return  # it answers (a redirect to a login, a 404 at /): it serves
+            except urllib.error.HTTPError as error:
+                if error.code < 500:
+                    return  # it answers (a redirect to a login, a 404 at /): it serves
+                self.close()
+                raise RuntimeError(f"{self.project} answers {self.ready_path} with {error.code}:\n{self.server_log()}") from error
             except (urllib.error.URLError, OSError):
                 time.sleep(0.2)
         self.close()

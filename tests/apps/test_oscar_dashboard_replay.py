@@ -25,6 +25,7 @@ from oscar_site.records import StoredProduct, stored_products
 from oscar_site.server import PARTNER, STAFF_EMAIL, STAFF_PASSWORD, OscarSite
 from PIL import Image
 from pydantic import SecretStr
+from replay_runs import handover_note
 
 from webtask_core import Agent, AgentResult, WorkerStatus
 from webtask_core.browser import Browser
@@ -100,16 +101,6 @@ class ProductRun:
             if note is not None:
                 lines.append(f"  - on {url}: {note}")
         return "\n".join(lines)
-
-
-def handover_note(request: dict[str, Any]) -> str | None:
-    """The replay's hand-over note in the request's last user message, if it has one."""
-    last = request["messages"][-1]
-    for block in last.get("content", []):
-        if isinstance(block, dict) and block.get("type") == "text" and "replay stopped at" in block.get("text", ""):
-            text = block["text"]
-            return text[text.index("Steps 1-") if "Steps 1-" in text else text.index("replay stopped at"):].split("\n")[0]
-    return None
 
 
 async def create_product(llm: FakeLLM, browser: Browser, store: ScriptStore, data: dict[str, Any],

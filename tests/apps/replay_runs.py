@@ -1,0 +1,145 @@
+"""One live recording, then replays with other values, on a real application: the run sequence the
+replay tests on real apps and ``benchmarks/replay_apps.py`` share.
+
+What is particular to an application sits behind `AppCase` (its task data, the task text, the
+files an item uploads, the scripted model, the check of what the application stored); `run_items`
+drives every item through ``Agent.do(replay=Replay(...))`` in a fresh tab and returns an `ItemRun`
+per item (model calls, replay outcome, script revision, seconds, and every handover note with the
+page it was given on). `describe_runs` is the failure report the replay engineer works from.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from webtask_core import Agent, AgentResult
+from webtask_core.browser import Browser
+from webtask_core.replay import Replay, ScriptStore
+from webtask_core.testing import FakeLLM
+from webtask_core.testing.fake_messages import Policy
+from webtask_core.testing.request_view import latest_url
+from webtask_core.worker import WorkerOptions
+
+__all__ = ["AppCase", "ItemRun", "run_items", "describe_runs", "handover_note", "foreign_owner", "foreign_members"]
+
+
+@dataclass
+class AppCase:
+    """What the run sequence needs of one application.
+
+    ``items``: the task data of each item, the first recorded and the others replayed.
+    ``task``: the task text for an item's data. ``resources``: the files an item uploads (made in
+    the folder given). ``policy``: the scripted model. ``stored_problems``: what the application
+    stored wrong for these runs, one line each, read from its own database (empty when all is right).
+    """
+
+    name: str
+    script_key: str
+    items: Sequence[dict[str, Any]]
+    task: Callable[[dict[str, Any]], str]
+    resources: Callable[[dict[str, Any], Path], dict[str, Path]]
+    policy: Policy
+    stored_problems: Callable[[Sequence[ItemRun]], list[str]]
+    identifying: tuple[str, ...] = ("sku", "title")
+    options: WorkerOptions = field(default_factory=WorkerOptions)
+    max_steps: int = 40
+
+
+@dataclass
+class ItemRun:
+    data: dict[str, Any]
+    resources: dict[str, Path]
+    result: AgentResult
+    model_calls: int
+    revision: int  # of the stored script after this run
+    seconds: float
+    # Each model call: the page it was asked on, and the replay's "replay stopped at ..." note if it had one.
+    asked: list[tuple[str, str | None]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return str(self.data.get("title") or self.data.get("sku") or "?")
+
+    def notes(self) -> list[tuple[str, str]]:
+        return [(url, note) for url, note in self.asked if note is not None]
+
+    def describe(self) -> str:
+        lines = [f"{self.label}: {self.result.status.value}, replay={self.result.replay}, "
+                 f"replayed_steps={self.result.replayed_steps}, model calls={self.model_calls}, "
+                 f"script revision after={self.revision}, {self.seconds:.1f} s"]
+        lines += [f"  - on {url}: {note}" for url, note in self.notes()]
+        lines += [f"  - handover: {handover}" for handover in self.result.replay_handovers]
+        if self.result.status.value != "completed":
+            lines.append(f"  - feedback: {self.result.feedback}")
+        return "\n".join(lines)
+
+
+def handover_note(request: dict[str, Any]) -> str | None:
+    """The replay's hand-over note in the request's last user message, if it has one."""
+    last = request["messages"][-1]
+    for block in last.get("content", []):
+        if isinstance(block, dict) and block.get("type") == "text" and "replay stopped at" in block.get("text", ""):
+            text = block["text"]
+            return text[text.index("Steps 1-") if "Steps 1-" in text else text.index("replay stopped at"):].split("\n")[0]
+    return None
+
+
+async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: ScriptStore, folder: Path,
+                    items: Sequence[dict[str, Any]] | None = None) -> list[ItemRun]:
+    """The case's items (or `items`) through ``Agent.do`` with replay, one after the other, each in a
+    fresh tab; an item's files are made in a folder of its own under `folder`."""
+    runs = []
+    for data in case.items if items is None else items:
+        folder.mkdir(parents=True, exist_ok=True)
+        resources = case.resources(data, Path(tempfile.mkdtemp(prefix="item-", dir=folder)))
+        before = len(llm.requests)
+        started = time.perf_counter()
+        tab = await browser.new_tab()
+        try:
+            agent = Agent(llm, browser=tab, options=case.options)
+            replay = Replay(key=case.script_key, params=data, store=store, identifying=case.identifying)
+            result = await agent.do(case.task(data), max_steps=case.max_steps, resources=resources, replay=replay)
+        finally:
+            await tab.close()
+        seconds = time.perf_counter() - started
+        requests = llm.requests[before:]
+        script = store.load(case.script_key)
+        runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
+                            revision=script.revision if script is not None else 0, seconds=seconds,
+                            asked=[(latest_url(request), handover_note(request)) for request in requests]))
+    return runs
+
+
+def describe_runs(runs: Sequence[ItemRun], problems: Sequence[str] = ()) -> str:
+    """Per item its outcome and handovers, then what was stored wrong."""
+    text = "\n".join(run.describe() for run in runs)
+    if problems:
+        text += "\nstored wrong:\n" + "\n".join(f"  - {problem}" for problem in problems)
+    return text
+
+
+def foreign_owner(key: str, value: Any, run: ItemRun, runs: Sequence[ItemRun],
+                  same: Callable[[Any, Any], bool] | None = None) -> str:
+    """`` (the value of OTHER)`` when `value` is another item's `key` and not this one's, else ""."""
+    equal = same or (lambda a, b: a == b)
+    owners = [other.label for other in runs if other is not run and equal(value, other.data.get(key))]
+    return f" (the value of {', '.join(owners)})" if owners else ""
+
+
+def foreign_members(key: str, values: Sequence[Any], run: ItemRun, runs: Sequence[ItemRun]) -> str:
+    """`` (gift, weekend: Silver Tote's)`` for the members of a stored list (tags) that are not this
+    item's but another's, else ""."""
+    own = set(run.data.get(key) or ())
+    notes = []
+    for other in runs:
+        if other is run:
+            continue
+        theirs = [value for value in values if value not in own and value in (other.data.get(key) or ())]
+        if theirs:
+            notes.append(f"{', '.join(map(str, theirs))}: {other.label}'s")
+    return f" ({'; '.join(notes)})" if notes else ""

@@ -1,0 +1,11 @@
+#!/usr/bin/env python
+"""The Wagtail test site's manage.py, run with .venv/apps/wagtail_site/bin/python (APP_ROOT set)."""
+
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cms.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
