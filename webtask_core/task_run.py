@@ -288,7 +288,8 @@ class TaskRun:
             try:
                 await self.runtime.ensure_alive(record.final_url or self.ctx.current_url)
                 result = await read_back(
-                    self.runtime.current_tab(), self.worker.llm, spec, output=record.output, final_url=record.final_url,
+                    self.runtime.current_tab(), self.worker.llm, spec, output=record.output, feedback=record.feedback,
+                    final_url=record.final_url,
                     final_tree=record.final_dom or "", templates=templates, key=replay.key if replay else None,
                     scrub=self.worker.secrets.scrub, source=replay.source if replay else "")
                 break

@@ -1,8 +1,9 @@
 """Code judges: a field as asked against what the page shows for it, format-tolerant.
 
 - numbers by their value: ``1,234.50`` = ``1234.5``, ``$45.00`` = ``45``, ``24,50 €`` = ``24.5``;
-- text by its words: case, spacing and typographic quotes aside (``Women’s`` = ``Women's``); a text
-  the page cut short (``…``) agrees when its start does (``shown in part``);
+- text by its words: case, spacing and typographic quotes aside (``Women’s`` = ``Women's``); text
+  written with markdown marks (``a **grippy** sole``, ``[docs](https://...)``) agrees with the page
+  showing it rendered; a text the page cut short (``…``) agrees when its start does (``shown in part``);
 - yes/no fields by the words pages use for them (Yes, No, true, off, ...);
 - a list field (tags) when every item is among the words shown;
 - anything else the page shows for the same field (a second price, another quantity) that differs
@@ -19,13 +20,32 @@ from typing import Any
 from webtask_core.readback.result import FieldCheck
 from webtask_core.replay.numbers import NUMBER, as_number, readings
 
-__all__ = ["compare_field", "compare_pictures", "expected_text", "same_value", "fold_text", "TYPOGRAPHIC"]
+__all__ = ["compare_field", "compare_pictures", "expected_text", "same_value", "fold_text", "rendered_text", "TYPOGRAPHIC"]
 
 _TRUE = frozenset({"yes", "true", "on", "checked", "ja", "oui", "si", "y", "1", "enabled"})
 _FALSE = frozenset({"no", "false", "off", "unchecked", "nein", "non", "n", "0", "disabled"})
 TYPOGRAPHIC = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-"})
 _SPACE = re.compile(r"\s+")
 _EDGE = " \"'.,:;"
+
+
+# Markdown's inline marks and line marks, as a rich editor renders them (issue 27 fills markdown into
+# editors): the page shows the words without the marks.
+_MARKDOWN = (
+    (re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)"), r"\1"),  # [words](url), ![alt](src)
+    (re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1"), r"\2"),  # **bold**, __bold__, ~~struck~~
+    (re.compile(r"(?<![\w*])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])"), r"\2"),  # *italic*, _italic_
+    (re.compile(r"`([^`]+)`"), r"\1"),  # `code`
+    # a line's mark: # heading, - item, 1. item, > quote
+    (re.compile(r"^[ \t]{0,3}(?:#{1,6}[ \t]+|[-*+][ \t]+|\d+[.)][ \t]+|>[ \t]?)", re.MULTILINE), ""),
+)
+
+
+def rendered_text(text: str) -> str:
+    """The words of markdown-marked text as a page shows them rendered (unmarked text is unchanged)."""
+    for pattern, replacement in _MARKDOWN:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def fold_text(text: str) -> str:
@@ -63,11 +83,11 @@ def same_value(expected: Any, shown: str) -> bool | None:
         if not found:
             return None
         return number in found[0]  # the value leads: "$45.00 USD", "7 pieces"
-    wanted = fold_text(str(expected)).strip(_EDGE)
-    if folded == wanted:
+    wanted = {fold_text(text).strip(_EDGE) for text in (str(expected), rendered_text(str(expected)))}
+    if folded in wanted:
         return True
     if folded.endswith("…") and len(folded) > 1:
-        return wanted.startswith(folded[:-1].rstrip())
+        return any(text.startswith(folded[:-1].rstrip()) for text in wanted)
     return False
 
 

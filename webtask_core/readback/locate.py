@@ -14,7 +14,7 @@ from webtask_core.readback.compare import fold_text
 from webtask_core.readback.page import page_lines
 from webtask_core.readback.spec import ReadBack
 
-__all__ = ["reported_url", "names_listing", "listing_links"]
+__all__ = ["reported_url", "names_listing", "listing_links", "links_from_final_page"]
 
 _LINE = re.compile(r"^(?P<indent> *)- (?P<rest>.*)$")
 _LINK = re.compile(r'^a-\d+\b.*?\bhref="(?P<href>[^"]+)"')
@@ -30,8 +30,12 @@ def _http(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip().startswith(("http://", "https://")) else None
 
 
-def reported_url(spec: ReadBack, output: Any) -> str | None:
-    """The listing's URL: the one given, else the one the run reported in its output."""
+_URL_IN_TEXT = re.compile(r"https?://[^\s<>\"')\]]+")
+
+
+def reported_url(spec: ReadBack, output: Any, feedback: str = "") -> str | None:
+    """The listing's URL: the one given, else the one the run reported in its output, else the one
+    URL its feedback names ("it is live at https://..."; two or more say nothing of which is the listing's)."""
     if spec.url:
         return spec.url
     if hasattr(output, "model_dump"):
@@ -41,7 +45,8 @@ def reported_url(spec: ReadBack, output: Any) -> str | None:
             found = _http(output.get(name))
             if found:
                 return found
-    return None
+    named = list(dict.fromkeys(url.rstrip(".,;:!?") for url in _URL_IN_TEXT.findall(feedback)))
+    return named[0] if len(named) == 1 else None
 
 
 def _identifying(spec: ReadBack) -> list[str]:
@@ -59,6 +64,13 @@ def names_listing(spec: ReadBack, tree: str) -> bool:
     it too)."""
     values = _identifying(spec)
     return any(_says(line.text, value) for line in page_lines(tree) for value in values) and not _goes_on(tree)
+
+
+def links_from_final_page(spec: ReadBack, tree: str, page_url: str) -> list[str]:
+    """The links to the listing on the page a run ended on: none when that page offers to go on with
+    the listing (a review before Publish, a form step) — its links are the steps' ("Start over",
+    "Back to edit"), never the listing's, which is not published yet."""
+    return [] if _goes_on(tree) else listing_links(spec, tree, page_url)
 
 
 def _goes_on(tree: str) -> bool:

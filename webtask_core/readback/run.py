@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from webtask_core.errors import ActionError
 from webtask_core.llm.types import Usage
 from webtask_core.readback.compare import compare_field, compare_pictures
-from webtask_core.readback.locate import listing_links, names_listing, reported_url
+from webtask_core.readback.locate import links_from_final_page, listing_links, names_listing, reported_url
 from webtask_core.readback.page import page_lines
 from webtask_core.readback.reader import ReadError, read_with_model
 from webtask_core.readback.result import FieldCheck, ReadbackResult, ReadMethod
@@ -45,12 +45,13 @@ class _NotFound(Exception):
     """The listing's page could not be found or opened."""
 
 
-async def _open_listing(tab: BrowserTab, spec: ReadBack, output: Any, final_url: str, final_tree: str) -> str:
+async def _open_listing(tab: BrowserTab, spec: ReadBack, output: Any, feedback: str, final_url: str,
+                        final_tree: str) -> str:
     """Opens the listing's own page; returns how it was found."""
-    url = reported_url(spec, output)
+    url = reported_url(spec, output, feedback)
     how = "the URL the run reported"
     if url is None and final_url.startswith(("http://", "https://")):
-        links = listing_links(spec, final_tree, final_url)
+        links = links_from_final_page(spec, final_tree, final_url)
         if len(links) == 1:
             url, how = links[0], "the link to it on the page the run ended on"
         elif not links and names_listing(spec, final_tree):
@@ -85,6 +86,7 @@ async def read_back(
     spec: ReadBack,
     *,
     output: Any = None,
+    feedback: str = "",
     final_url: str = "",
     final_tree: str = "",
     templates: TemplateStore | None = None,
@@ -94,13 +96,13 @@ async def read_back(
 ) -> ReadbackResult:
     """Read the listing ``spec`` describes back from the site, in ``tab``'s browser context.
 
-    ``output``: what the run reported (its URL field); ``final_url`` / ``final_tree``: the page it
+    ``output`` / ``feedback``: what the run reported (a URL field, a URL named); ``final_url`` / ``final_tree``: the page it
     ended on. ``templates`` / ``key``: where the page's templates are kept (a replay script's key).
     A TransientError (the browser or the model API failing) propagates: the caller may try again.
     """
     started = time.perf_counter()
     try:
-        how = await _open_listing(tab, spec, output, final_url, final_tree)
+        how = await _open_listing(tab, spec, output, feedback, final_url, final_tree)
     except _NotFound as why:
         result = ReadbackResult(status="unread", reason=f"the listing's page was not found: {why}", url=tab.url)
         return await _finish(result, tab, started)

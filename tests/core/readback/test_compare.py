@@ -15,6 +15,10 @@ from webtask_core.readback.compare import compare_pictures
     ("Women's Shoes", "women’s   shoes"), ("Blue suede shoes", "“Blue Suede Shoes”"),
     ("Second-hand atlas.\nA few pencil marks.", "Second-hand atlas. A few pencil marks."),
     (True, "Yes"), (False, "No"), (True, "✓ on"), (["red", "leather"], "Tags: red, leather, bag"),
+    # Markdown typed into a rich editor, shown rendered.
+    ("Light trail shoe with a **grippy sole** and *red mesh* upper.", "Light trail shoe with a grippy sole and red mesh upper."),
+    ("See the [size guide](https://shop.example/sizes) and `care_notes`; __new__ _in 2026_.\n- one\n- two",
+     "See the size guide and care_notes; new in 2026. one two"),
 ])
 def test_the_same_value_written_otherwise_matches(expected, shown):
     assert same_value(expected, shown) is True
@@ -24,6 +28,7 @@ def test_the_same_value_written_otherwise_matches(expected, shown):
 @pytest.mark.parametrize(("expected", "shown"), [
     ("46.00", "$54.74"), ("7", "5"), (45, "$4.50"), ("Paperback atlas with a long title", "Paperback atlas with"),
     ("Books", "Magazines"), (True, "No"), (["red", "green"], "red, blue"),
+    ("A **grippy** sole", "A sole"), ("SKU_RED_2", "SKU RED 2"), ("2*3*4 grid", "234 grid"),
 ])
 def test_another_value_is_a_mismatch_naming_what_is_shown(expected, shown):
     check = compare_field("field", expected, shown)

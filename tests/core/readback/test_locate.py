@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from webtask_core.readback import ReadBack
-from webtask_core.readback.locate import listing_links, names_listing, reported_url
+from webtask_core.readback.locate import links_from_final_page, listing_links, names_listing, reported_url
 
 SPEC = ReadBack(fields={"sku": "BAG-7", "title": "Red leather bag", "price": "89.50"})
 SEARCH = '''- group
@@ -55,6 +55,12 @@ def test_the_url_given_else_the_one_the_run_reported():
     assert reported_url(SPEC, {"listing_url": "https://shop/listings/1", "sku": "BAG-7"}) == "https://shop/listings/1"
     assert reported_url(SPEC, Output(listing_url="https://shop/listings/3", sku="BAG-7")) == "https://shop/listings/3"
     assert reported_url(SPEC, {"output": "done"}) is None and reported_url(SPEC, {"url": "/relative"}) is None
+    # A URL the run's feedback names when its output has none; the output's first; two say nothing.
+    live = "Published Blue Bag (SKU BAG-7); it is live at http://127.0.0.1:8123/products/blue-bag/."
+    assert reported_url(SPEC, None, live) == "http://127.0.0.1:8123/products/blue-bag/"
+    assert reported_url(SPEC, {"listing_url": "https://shop/listings/1"}, live) == "https://shop/listings/1"
+    assert reported_url(SPEC, None, "Logged in at https://shop/admin/ and listed it at https://shop/l/4") is None
+    assert reported_url(SPEC, None, "Listed SKU BAG-7 at https://shop/l/4 (see https://shop/l/4).") == "https://shop/l/4"
 
 
 def test_a_list_leads_to_the_listing_by_its_row_and_never_to_another():
@@ -77,3 +83,22 @@ def test_a_page_that_offers_to_go_on_with_the_listing_is_not_the_listing():
     assert not names_listing(SPEC, step)
     logged_in = LISTING_PAGE + '  - form\n    - button-0 "Log out"\n'  # the site's own header: still the listing
     assert names_listing(SPEC, logged_in)
+
+
+def test_a_review_before_publish_leads_nowhere_even_by_its_only_link():
+    # The demo marketplace's review page: a card naming the listing whose one link starts over.
+    review = """- group
+  - h1 "Review your listing"
+  - text: "Title"
+  - text: "Red leather bag"
+  - text: "SKU"
+  - text: "BAG-7"
+  - form
+    - a-3 (href="/listings/new") "Start over"
+    - button-4 "Publish"
+"""
+    assert listing_links(SPEC, review, "http://shop/listings/drafts/4") == ["http://shop/listings/new"]
+    assert links_from_final_page(SPEC, review, "http://shop/listings/drafts/4") == []
+    assert not names_listing(SPEC, review)
+    # A list of listings the run ended on still leads to the listing's row.
+    assert links_from_final_page(SPEC, SEARCH, "http://shop/listings?sku=BAG-7") == ["http://shop/listings/1"]
