@@ -19,6 +19,7 @@ from typing import Any
 
 from webtask_core import Agent, AgentResult
 from webtask_core.browser import Browser
+from webtask_core.readback import ReadBack
 from webtask_core.replay import Replay, ScriptStore
 from webtask_core.testing import FakeLLM
 from webtask_core.testing.fake_messages import Policy
@@ -36,6 +37,7 @@ class AppCase:
     ``task``: the task text for an item's data. ``resources``: the files an item uploads (made in
     the folder given). ``policy``: the scripted model. ``stored_problems``: what the application
     stored wrong for these runs, one line each, read from its own database (empty when all is right).
+    ``readback``: what to read back from an item's page once its run completed (issue 26), or None.
     """
 
     name: str
@@ -48,6 +50,7 @@ class AppCase:
     identifying: tuple[str, ...] = ("sku", "title")
     options: WorkerOptions = field(default_factory=WorkerOptions)
     max_steps: int = 40
+    readback: Callable[[dict[str, Any]], ReadBack] | None = None
 
 
 @dataclass
@@ -74,6 +77,9 @@ class ItemRun:
                  f"script revision after={self.revision}, {self.seconds:.1f} s"]
         lines += [f"  - on {url}: {note}" for url, note in self.notes()]
         lines += [f"  - handover: {handover}" for handover in self.result.replay_handovers]
+        if self.result.readback is not None:
+            readback = self.result.readback
+            lines.append(f"  - read back {readback.status} ({readback.method}, {readback.url}): {readback.summary()}")
         if self.result.status.value != "completed":
             lines.append(f"  - feedback: {self.result.feedback}")
         return "\n".join(lines)
@@ -103,7 +109,9 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         try:
             agent = Agent(llm, browser=tab, options=case.options)
             replay = Replay(key=case.script_key, params=data, store=store, identifying=case.identifying)
-            result = await agent.do(case.task(data), max_steps=case.max_steps, resources=resources, replay=replay)
+            readback = case.readback(data) if case.readback is not None else None
+            result = await agent.do(case.task(data), max_steps=case.max_steps, resources=resources, replay=replay,
+                                    readback=readback)
         finally:
             await tab.close()
         seconds = time.perf_counter() - started
