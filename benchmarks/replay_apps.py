@@ -13,7 +13,7 @@ speed-up, the script's revision at the end, and whether the application stored e
 The default (1 live, 2 replayed) runs in about a minute on an idle machine; ``--full`` replays the
 4 of the test.
 
-    .venv/bin/python benchmarks/replay_apps.py --app wagtail [--replayed 2] [--full] [--latency 0.5]
+    .venv/bin/python benchmarks/replay_apps.py --app wagtail|cartridge [--replayed 2] [--full] [--latency 0.5]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "apps"))
 
+from cartridge_case import open_cartridge_case
 from replay_runs import AppCase, ItemRun, run_items
 from wagtail_case import open_wagtail_case
 
@@ -44,6 +45,7 @@ from webtask_core.testing import FakeLLM
 # An application: a context manager that starts it in a folder and yields its AppCase.
 APPS: dict[str, Callable[[Path], AbstractContextManager[AppCase]]] = {
     "wagtail": open_wagtail_case,
+    "cartridge": open_cartridge_case,
 }
 
 

@@ -20,17 +20,12 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from policy_kit import abort as _abort
+from policy_kit import click as _click
+from policy_kit import django_log_in, product_data
+
 from webtask_core.testing.replies import Reply, ToolUse
-from webtask_core.testing.request_view import (
-    TreeElement,
-    error_streak,
-    last_tool_results,
-    latest_page,
-    latest_url,
-    resource_names,
-    task_json,
-    tree_elements,
-)
+from webtask_core.testing.request_view import TreeElement, latest_page, latest_url, resource_names, tree_elements
 
 __all__ = ["OscarProductPolicy", "REQUIRED_KEYS"]
 
@@ -39,15 +34,6 @@ REQUIRED_KEYS = ("sku", "title", "upc", "description", "product_type", "category
 _LIST_PATH = "/dashboard/catalogue"
 _FORM_PATH = re.compile(r"^/dashboard/catalogue/products/(create/[\w-]+|\d+)$")
 _ERROR_TEXTS = ("Your submitted data was not valid", "This field is required", "Please enter a correct")
-
-
-def _abort(reason: str) -> Reply:
-    return Reply(text=reason, tool_uses=[ToolUse("abort", {"reason": reason})])
-
-
-def _click(element: TreeElement | str, why: str) -> Reply:
-    element_id = element if isinstance(element, str) else element.id
-    return Reply(text=why, tool_uses=[ToolUse("click", {"element_id": element_id})])
 
 
 class OscarProductPolicy:
@@ -70,18 +56,10 @@ class _Decision:
         self.request = request
 
     def decide(self) -> Reply:
-        try:
-            data = task_json(self.request)
-        except ValueError as exc:
-            return _abort(f"I cannot read the product data: {exc}")
-        missing = [key for key in REQUIRED_KEYS if key not in data]
-        if missing:
-            return _abort(f"the task's product data lacks {', '.join(missing)}")
+        data = product_data(self.request, REQUIRED_KEYS, self.policy.max_failed_turns)
+        if isinstance(data, Reply):
+            return data
         self.data = {key: value if key == "photos" else str(value) for key, value in data.items()}
-        failures = error_streak(self.request)
-        if failures >= self.policy.max_failed_turns:
-            errors = [text for _, is_error, text in last_tool_results(self.request) if is_error]
-            return _abort(f"the last {failures} attempts failed; last error: {errors[-1] if errors else '?'}")
 
         self.tree = latest_page(self.request)
         self.elements = tree_elements(self.tree)
@@ -102,17 +80,7 @@ class _Decision:
     # ---- pages -----------------------------------------------------------------------------------
 
     def _log_in(self) -> Reply:
-        if "Please enter a correct" in self.tree:
-            return _abort("the dashboard rejected the username or password")
-        username, password = self._named("username"), self._named("password")
-        button = next((e for e in self.elements if e.attributes.get("type") == "submit"), None)
-        if not (username and password and button):
-            return _abort("the log-in page has no username/password form that I can see")
-        return Reply(text=f"Logging in as {self.data['username']}.", tool_uses=[
-            ToolUse("fill", {"element_id": username.id, "text": self.data["username"]}),
-            ToolUse("fill", {"element_id": password.id, "text": self.data["password"]}),
-            ToolUse("click", {"element_id": button.id}),
-        ])
+        return django_log_in(self.tree, self.elements, self.data["username"], self.data["password"], site="dashboard")
 
     def _product_list(self) -> Reply:
         title = self.data["title"]

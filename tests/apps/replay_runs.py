@@ -23,7 +23,7 @@ from webtask_core.readback import ReadBack
 from webtask_core.replay import Replay, ScriptStore
 from webtask_core.testing import FakeLLM
 from webtask_core.testing.fake_messages import Policy
-from webtask_core.testing.request_view import latest_url
+from webtask_core.testing.request_view import latest_page, latest_url
 from webtask_core.worker import WorkerOptions
 
 __all__ = ["AppCase", "ItemRun", "run_items", "describe_runs", "handover_note", "foreign_owner", "foreign_members"]
@@ -63,6 +63,10 @@ class ItemRun:
     seconds: float
     # Each model call: the page it was asked on, and the replay's "replay stopped at ..." note if it had one.
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    # Every URL the item's tab (and the popups it opened) requested: whether the app reaches for the internet.
+    requests: list[str] = field(default_factory=list)
+    # The element tree of the model's last call: what it saw when it gave up, for the failure report.
+    last_page: str = ""
 
     @property
     def label(self) -> str:
@@ -82,6 +86,10 @@ class ItemRun:
             lines.append(f"  - read back {readback.status} ({readback.method}, {readback.url}): {readback.summary()}")
         if self.result.status.value != "completed":
             lines.append(f"  - feedback: {self.result.feedback}")
+            if self.last_page:
+                shown = self.last_page.splitlines()
+                lines.append(f"  - the model's last page ({len(shown)} lines; the first {min(len(shown), 200)}):")
+                lines += [f"      {line}" for line in shown[:200]]
         return "\n".join(lines)
 
 
@@ -106,7 +114,10 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         before = len(llm.requests)
         started = time.perf_counter()
         tab = await browser.new_tab()
+        requested: list[str] = []
         try:
+            assert tab.page is not None  # a new tab has its first page
+            tab.page.context.on("request", lambda request, seen=requested: seen.append(request.url))
             agent = Agent(llm, browser=tab, options=case.options)
             replay = Replay(key=case.script_key, params=data, store=store, identifying=case.identifying)
             readback = case.readback(data) if case.readback is not None else None
@@ -119,7 +130,8 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         script = store.load(case.script_key)
         runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
                             revision=script.revision if script is not None else 0, seconds=seconds,
-                            asked=[(latest_url(request), handover_note(request)) for request in requests]))
+                            asked=[(latest_url(request), handover_note(request)) for request in requests],
+                            requests=requested, last_page=latest_page(requests[-1]) if requests else ""))
     return runs
 
 

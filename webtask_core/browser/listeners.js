@@ -30,6 +30,26 @@
       return root;
     },
   });
+  // A closed root declared in HTML a script parses is made without attachShadow: a flag tells the
+  // next observation to fetch it through CDP (declared_roots.py). The HTML the page loaded with is
+  // looked at from Python, in its source.
+  const DECLARED = Symbol.for('webtask.declaredRoots');
+  const CLOSED_TEMPLATE = /shadowrootmode\s*=\s*["']?closed/i;
+  const watchParse = (owner, name) => {
+    const original = owner[name];
+    if (typeof original !== 'function') return;
+    owner[name] = new Proxy(original, {
+      apply(target, thisArg, args) {
+        if (args.some((html) => CLOSED_TEMPLATE.test(String(html)))) window[DECLARED] = true;
+        return Reflect.apply(target, thisArg, args);
+      },
+    });
+  };
+  watchParse(Element.prototype, 'setHTMLUnsafe');
+  watchParse(ShadowRoot.prototype, 'setHTMLUnsafe');
+  watchParse(Document.prototype, 'write');
+  watchParse(Document.prototype, 'writeln');
+  watchParse(Document, 'parseHTMLUnsafe');
   const proto = EventTarget.prototype;
   proto.addEventListener = new Proxy(proto.addEventListener, {
     apply(target, thisArg, args) {

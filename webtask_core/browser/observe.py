@@ -12,6 +12,7 @@ from functools import cache
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from webtask_core.browser.declared_roots import FLAG, SIGNAL, DeclaredRoots
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import FRAME_ATTRIBUTE, MARK_ATTRIBUTE, load_script
 from webtask_core.browser.tree import FrameItems, StitchedTree, describe_scroll, stitch_tree
@@ -34,8 +35,10 @@ _STAMP_FRAME = "(el, [attribute, key]) => el.setAttribute(attribute, key)"
 # The pass is compiled once per document and kept there, under a key naming this version of the
 # script: a fresh copy per call runs cold (V8 keeps what it learnt per function object), which cost
 # about a sixth of a large page's observation. A document without it (new, navigated) gets it on
-# the first call that finds none.
-_CALL = "([key, options]) => { const pass = window[Symbol.for(key)]; return pass ? pass(options) : null; }"
+# the first call that finds none. A page that parsed HTML declaring closed shadow roots since the
+# last look answers `SIGNAL` instead (declared_roots.py).
+_CALL = ("([key, options, flag, signal]) => { if (window[Symbol.for(flag)]) return signal;"
+         " const pass = window[Symbol.for(key)]; return pass ? pass(options) : null; }")
 
 
 @cache
@@ -94,21 +97,28 @@ class FrameRegistry:
             self._keys.pop(frame, None)
 
 
-async def _observe_frame(frame: Frame, key: str, positions: bool = False, stamp: bool = True) -> tuple[str, dict]:
+async def _observe_frame(frame: Frame, key: str, positions: bool = False, stamp: bool = True,
+                         declared: DeclaredRoots | None = None) -> tuple[str, dict]:
     options = {
         "mark": MARK_ATTRIBUTE, "frameAttribute": FRAME_ATTRIBUTE, "textMax": TEXT_MAX, "valueMax": VALUE_MAX,
         "positions": positions, "stamp": stamp,
     }
     name, install = _installer()
-    raw = await frame.evaluate(_CALL, [name, options])
-    if raw is None:
+    if declared is not None:
+        await declared.before_pass(frame)
+    raw = await frame.evaluate(_CALL, [name, options, FLAG, SIGNAL])
+    if raw == SIGNAL and declared is not None:
+        await declared.keep(frame)
+        raw = await frame.evaluate(_CALL, [name, options, FLAG, SIGNAL])
+    if raw is None or raw == SIGNAL:
         raw = await frame.evaluate(install, [name, options])
     return key, json.loads(raw)
 
 
 async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | None = None, *,
-                        stamp: bool = True) -> PageSnapshot:
+                        stamp: bool = True, declared: DeclaredRoots | None = None) -> PageSnapshot:
     """One observe.js pass per frame (concurrently), stitched; restamps ids that were renumbered.
+    `declared` hands the passes the closed shadow roots a frame's HTML declares.
 
     With `tree_budget` (characters) a longer tree is trimmed around the screen (tree.stitch_tree)
     and the scroll text says so. With `stamp=False` no mark on the page changes (the last
@@ -126,7 +136,7 @@ async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | 
     main_result = None
     results: dict[str, FrameItems] = {}
     outcomes = await asyncio.gather(
-        *(_observe_frame(frame, key, tree_budget is not None, stamp) for key, frame in by_key.items()),
+        *(_observe_frame(frame, key, tree_budget is not None, stamp, declared) for key, frame in by_key.items()),
         return_exceptions=True,
     )
     for key, outcome in zip(by_key, outcomes, strict=True):

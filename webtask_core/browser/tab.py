@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,14 +12,16 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser import actions, editors, files, listbox, page_actions, slider
+from webtask_core.browser.action_run import GRACE_S, ActionRunner
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
+from webtask_core.browser.declared_roots import DeclaredRoots
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.drag import drag as drag_element
 from webtask_core.browser.failures import first_line, is_closed_error, translate_errors
 from webtask_core.browser.focus import document_url, focused_frame
-from webtask_core.browser.models import BrowserConfig, Observation, TabInfo
+from webtask_core.browser.models import BrowserConfig, Observation
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
-from webtask_core.browser.screenshot import ImageFormat, capture_screenshot, wait_repainted
+from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError, BrowserCrashedError, TransientError
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BrowserTab"]
 
-_GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
-_REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
 
 
 class BrowserTab:
@@ -48,11 +46,12 @@ class BrowserTab:
         self._network = NetworkTracker()
         self._network.attach(context)
         self._frames = FrameRegistry()
+        self._declared = DeclaredRoots(context)
         self._targets: dict[str, Frame] = {}
         self._cdp_sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()  # for screenshots
-        self._click_navigated = False  # the current action's mouse click started a navigation
-        self._repaint: asyncio.Future[None] | None = None  # since the last screenshot (see _capture)
         self._closed = False
+        self._runner = ActionRunner(self._tabs, self._network, policy, config, self._require_alive)
+        self._run = self._runner.run  # every action goes through it
         context.on("close", lambda _: self._mark_closed())
 
     async def _open_first_tab(self) -> None:
@@ -90,78 +89,6 @@ class BrowserTab:
         if self._closed:
             raise BrowserCrashedError("this browser session is closed; start a new session")
 
-    # --- running an action --------------------------------------------------------------------
-
-    async def _run(
-        self,
-        what: str,
-        operation: Callable[[Page], Awaitable[str]],
-        *,
-        timeout_s: float | None = None,
-        report_navigation: bool = True,
-        quick: bool = False,
-    ) -> str:
-        """Run one action on the active page, let the page settle, say what happened (``quick``: an
-        action that sets a value, see ``settle``)."""
-        self._require_alive()
-        page = await self._tabs.ensure_active()
-        navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
-        self._tabs.notes.clear()
-        timeout = timeout_s or self._config.action_timeout_s
-        opened: list[Page] = []
-
-        async def act_and_settle() -> str:
-            started = time.monotonic()
-            self._click_navigated = False
-            await self._after_repaint()
-            message = await operation(page)
-            await settle(
-                page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
-                timeout_s=self._config.settle_timeout_s, started=started, expect_navigation=self._click_navigated,
-                quick=quick,
-            )
-            opened.extend(new for new in self._tabs.pages if new not in pages)
-            await self._settle_new_tabs(opened)
-            return message
-
-        # Playwright bounds its own waits, but not a script evaluation in a page whose main thread is
-        # stuck; this bounds the whole action so nothing can hang.
-        limit = timeout + self._config.settle_timeout_s * 2 + _GRACE_S
-        try:
-            async with translate_errors(what, timeout):
-                message = await asyncio.wait_for(act_and_settle(), timeout=limit)
-        except TimeoutError as error:
-            raise ActionError(f"{what}: the page did not respond within {limit:g} s") from error
-        except ActionError:
-            await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
-            raise
-        except BrowserCrashedError:
-            self._require_alive()  # a more precise reason when we know it
-            if page.is_closed():
-                # Only this tab went away (the page closed itself): not a crash.
-                return "; ".join([what, *(self._tabs.notes or ["the tab closed"])])
-            raise
-        await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
-        parts = [message]
-        if page.is_closed():
-            pass  # TabSet's note says so
-        elif report_navigation and self._tabs.navigations(page) != navigations:
-            parts.append(f"page navigated to {page.url}")
-        for new in opened:
-            if not new.is_closed():
-                parts.append(f"opened tab {self._tabs.index_of(new)}: {new.url} (use switch_tab to look at it)")
-        parts.extend(self._tabs.notes)
-        return "; ".join(parts)
-
-    async def _settle_new_tabs(self, opened: list[Page]) -> None:
-        for new in opened:
-            try:
-                await new.wait_for_load_state("domcontentloaded", timeout=self._config.settle_timeout_s * 1000 or 1)
-            except PlaywrightError as error:
-                if is_closed_error(error) and not new.is_closed():
-                    raise
-                # Still loading, or closed itself again: the report says what it shows now.
-
     # --- observing ----------------------------------------------------------------------------
 
     async def observe(self, *, stamp: bool = True) -> Observation:
@@ -171,11 +98,12 @@ class BrowserTab:
         resolving them); its own ids are for reading only, never for acting."""
         self._require_alive()
         page = await self._tabs.ensure_active()
-        limit = self._config.action_timeout_s + _GRACE_S
+        limit = self._config.action_timeout_s + GRACE_S
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp), timeout=limit
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared),
+                    timeout=limit,
                 )
                 break
             except TimeoutError as error:
@@ -198,30 +126,11 @@ class BrowserTab:
         return Observation(
             url=snapshot.url,
             title=snapshot.title,
-            tabs=await self._tab_infos(page, snapshot.title),
+            tabs=await self._tabs.infos(page, snapshot.title),
             tree=snapshot.tree.text,
             elements=snapshot.tree.elements,
             scroll=snapshot.scroll,
         )
-
-    async def _tab_infos(self, active: Page, active_title: str) -> list[TabInfo]:
-        pages = [page for page in self._tabs.pages if not page.is_closed()]
-
-        async def title(page: Page) -> str:
-            if page is active:
-                return active_title
-            try:
-                return await page.title()
-            except PlaywrightError as error:
-                if is_closed_error(error) and not page.is_closed():
-                    raise
-                return ""  # navigating or just closed: the title is not known right now
-
-        titles = await asyncio.gather(*(title(page) for page in pages))
-        return [
-            TabInfo(index=index, url=page.url, title=text, active=page is active)
-            for index, (page, text) in enumerate(zip(pages, titles, strict=True))
-        ]
 
     async def screenshot(
         self,
@@ -261,15 +170,8 @@ class BrowserTab:
         shot = await capture_screenshot(
             page, cdp, marks=marks, image_format=image_format, quality=quality, masks=masks, scale=scale
         )
-        # Waited for by the next action only; after a real model call it is long done.
-        self._repaint = asyncio.ensure_future(wait_repainted(page))
+        self._runner.screenshot_taken(page)
         return shot
-
-    async def _after_repaint(self) -> None:
-        repaint, self._repaint = self._repaint, None
-        if repaint is not None:
-            with contextlib.suppress(TimeoutError):  # a busy page: act anyway, as before
-                await asyncio.wait_for(repaint, timeout=_REPAINT_WAIT_S)
 
     async def typing_url(self, element_id: str | None = None) -> str:
         """The URL of the document that text typed now would reach: `element_id`'s frame, or the
@@ -305,7 +207,7 @@ class BrowserTab:
         async def operation(_: Page) -> str:
             target = await actions.probe(frame, element_id, scroll=scroll)
             message = await perform(target)
-            self._click_navigated = target.navigating
+            self._runner.click_navigated = target.navigating
             return message
 
         return await self._run(f"{verb} {element_id}", operation, quick=quick)
@@ -500,7 +402,7 @@ class BrowserTab:
         """Cookies and local storage of every origin, as Playwright's storage_state dict."""
         self._require_alive()
         # Reading local storage waits on the tabs; one stuck in a script would make it wait forever.
-        limit = self._config.action_timeout_s * 2 + _GRACE_S
+        limit = self._config.action_timeout_s * 2 + GRACE_S
         try:
             return dict(await asyncio.wait_for(self._context.storage_state(), timeout=limit))
         except TimeoutError as error:
@@ -511,9 +413,7 @@ class BrowserTab:
 
     async def close(self) -> None:
         """Close this session's context and tabs. Safe to call twice or after a crash."""
-        if self._repaint is not None:
-            self._repaint.cancel()
-            self._repaint = None
+        self._runner.close()
         if not self._closed:
             self._closed = True
             try:

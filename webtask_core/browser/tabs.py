@@ -9,6 +9,7 @@ from playwright.async_api import BrowserContext, Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser.failures import is_closed_error
+from webtask_core.browser.models import TabInfo
 
 __all__ = ["TabSet"]
 
@@ -92,6 +93,26 @@ class TabSet:
             if not is_closed_error(error):
                 raise
             logger.debug("dialog closed with its page: %s", error.message)
+
+    async def infos(self, active: Page, active_title: str) -> list[TabInfo]:
+        """Every open tab's index, URL and title (`active`'s title is known already)."""
+        pages = [page for page in self.pages if not page.is_closed()]
+
+        async def title(page: Page) -> str:
+            if page is active:
+                return active_title
+            try:
+                return await page.title()
+            except PlaywrightError as error:
+                if is_closed_error(error) and not page.is_closed():
+                    raise
+                return ""  # navigating or just closed: the title is not known right now
+
+        titles = await asyncio.gather(*(title(page) for page in pages))
+        return [
+            TabInfo(index=index, url=page.url, title=text, active=page is active)
+            for index, (page, text) in enumerate(zip(pages, titles, strict=True))
+        ]
 
     async def ensure_active(self) -> Page:
         """The active page; a fresh blank tab if the page closed every tab."""

@@ -7,6 +7,7 @@ body named by the field it edits."""
 from __future__ import annotations
 
 from webtask_core.browser import BrowserTab, Observation
+from webtask_core.browser.declared_roots import declares_closed_root
 from webtask_core.testing.request_view import tree_elements
 
 
@@ -138,3 +139,31 @@ async def test_fields_in_a_closed_shadow_root_are_in_the_tree_and_take_actions(b
         "Ada Lovelace", "4321"]
     tree = (await browser_session.observe()).tree
     assert '- text: "Paid by Ada Lovelace"' in tree and 'value="••••••"' in tree  # the PIN stays a secret
+
+
+async def test_closed_shadow_roots_declared_in_html_are_in_the_tree_and_take_actions(browser_session, sites):
+    # Made by the HTML parser (no attachShadow): in the page, a nested one, one in a frame from
+    # another site, and one a script parses after the load (setHTMLUnsafe).
+    await browser_session.navigate(sites.url("declared_shadow.html"))
+    observation = await browser_session.observe()
+    tree = observation.tree
+    assert '- text: "Codes are 12 letters long"' in tree and '- text: "Light text slotted in"' in tree, tree
+    code = next(e.id for e in observation.elements.values() if e.text == "Gift card code")
+    confirm = next(e.id for e in observation.elements.values() if e.text == "Confirm payment")
+    assert await browser_session.fill(code, "GIFTCARD2026") == f'filled {code} with "GIFTCARD2026"'
+    assert await browser_session.page.evaluate("document.querySelector('gift-card').code") == "GIFTCARD2026"
+    await browser_session.click(confirm)
+    add = next(e.id for e in (await browser_session.observe()).elements.values() if e.text == "Add a voucher field")
+    await browser_session.click(add)
+    observation = await browser_session.observe()
+    assert any(e.text == "Voucher" for e in observation.elements.values()), observation.tree
+    assert any(e.text == "Confirmed" for e in observation.elements.values()), observation.tree  # in the frame
+    assert 'value="GIFTCARD2026"' in observation.tree
+
+
+def test_a_source_declares_a_closed_root_only_with_a_closed_template():
+    assert declares_closed_root(b'<x-a><template shadowrootmode="closed"></template></x-a>')
+    assert declares_closed_root(b"<x-a><TEMPLATE ShadowRootMode = 'CLOSED'></TEMPLATE></x-a>")
+    assert declares_closed_root(b"<x-a><template shadowrootmode=closed></template></x-a>")
+    assert not declares_closed_root(b'<x-a><template shadowrootmode="open"></template></x-a>')
+    assert not declares_closed_root(b"<p>closed shadow roots are explained below</p>")

@@ -1,0 +1,1 @@
+"""The test shop's seed: ``manage.py seed_shop`` (what every replay test starts from)."""

@@ -1,0 +1,133 @@
+"""Running one action on a session's active tab: act, let the page settle, say what happened.
+
+The plumbing every `BrowserTab` action shares: the wait for the repaint after the last screenshot,
+the settle (navigation, load, network; stabilise.py), tabs the action opened, navigations the domain
+policy blocked, and one bound on the whole so a page stuck in a script cannot hang the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from webtask_core.browser.domains import DomainPolicy
+from webtask_core.browser.failures import is_closed_error, translate_errors
+from webtask_core.browser.models import BrowserConfig
+from webtask_core.browser.screenshot import wait_repainted
+from webtask_core.browser.stabilise import NetworkTracker, settle
+from webtask_core.browser.tabs import TabSet
+from webtask_core.errors import ActionError, BrowserCrashedError
+
+__all__ = ["ActionRunner", "GRACE_S"]
+
+GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
+_REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
+
+
+class ActionRunner:
+    """Runs the actions of one session (its tabs, network tracker, domain policy and timeouts).
+
+    ``require_alive`` raises when the session cannot act (crashed, closed). An operation that clicks
+    with the mouse sets ``click_navigated`` when the click started a navigation, which the settle
+    then waits for."""
+
+    def __init__(self, tabs: TabSet, network: NetworkTracker, policy: DomainPolicy, config: BrowserConfig,
+                 require_alive: Callable[[], None]) -> None:
+        self._tabs = tabs
+        self._network = network
+        self._policy = policy
+        self._config = config
+        self._require_alive = require_alive
+        self.click_navigated = False  # the current action's mouse click started a navigation
+        self._repaint: asyncio.Future[None] | None = None  # since the last screenshot
+
+    def screenshot_taken(self, page: Page) -> None:
+        """The next action waits (briefly) for `page` to repaint first: the screenshot's boxes are
+        drawn and removed in the page. After a real model call it is long done."""
+        self._repaint = asyncio.ensure_future(wait_repainted(page))
+
+    def close(self) -> None:
+        if self._repaint is not None:
+            self._repaint.cancel()
+            self._repaint = None
+
+    async def run(
+        self,
+        what: str,
+        operation: Callable[[Page], Awaitable[str]],
+        *,
+        timeout_s: float | None = None,
+        report_navigation: bool = True,
+        quick: bool = False,
+    ) -> str:
+        """Run one action on the active page, let the page settle, say what happened (``quick``: an
+        action that sets a value, see ``settle``)."""
+        self._require_alive()
+        page = await self._tabs.ensure_active()
+        navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
+        self._tabs.notes.clear()
+        timeout = timeout_s or self._config.action_timeout_s
+        opened: list[Page] = []
+
+        async def act_and_settle() -> str:
+            started = time.monotonic()
+            self.click_navigated = False
+            await self._after_repaint()
+            message = await operation(page)
+            await settle(
+                page, self._network, navigated=lambda: self._tabs.navigations(page) != navigations,
+                timeout_s=self._config.settle_timeout_s, started=started, expect_navigation=self.click_navigated,
+                quick=quick,
+            )
+            opened.extend(new for new in self._tabs.pages if new not in pages)
+            await self._settle_new_tabs(opened)
+            return message
+
+        # Playwright bounds its own waits, but not a script evaluation in a page whose main thread is
+        # stuck; this bounds the whole action so nothing can hang.
+        limit = timeout + self._config.settle_timeout_s * 2 + GRACE_S
+        try:
+            async with translate_errors(what, timeout):
+                message = await asyncio.wait_for(act_and_settle(), timeout=limit)
+        except TimeoutError as error:
+            raise ActionError(f"{what}: the page did not respond within {limit:g} s") from error
+        except ActionError:
+            await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
+            raise
+        except BrowserCrashedError:
+            self._require_alive()  # a more precise reason when we know it
+            if page.is_closed():
+                # Only this tab went away (the page closed itself): not a crash.
+                return "; ".join([what, *(self._tabs.notes or ["the tab closed"])])
+            raise
+        await self._policy.raise_if_blocked(page, blocked, self._config.navigation_timeout_s)
+        parts = [message]
+        if page.is_closed():
+            pass  # TabSet's note says so
+        elif report_navigation and self._tabs.navigations(page) != navigations:
+            parts.append(f"page navigated to {page.url}")
+        for new in opened:
+            if not new.is_closed():
+                parts.append(f"opened tab {self._tabs.index_of(new)}: {new.url} (use switch_tab to look at it)")
+        parts.extend(self._tabs.notes)
+        return "; ".join(parts)
+
+    async def _settle_new_tabs(self, opened: list[Page]) -> None:
+        for new in opened:
+            try:
+                await new.wait_for_load_state("domcontentloaded", timeout=self._config.settle_timeout_s * 1000 or 1)
+            except PlaywrightError as error:
+                if is_closed_error(error) and not new.is_closed():
+                    raise
+                # Still loading, or closed itself again: the report says what it shows now.
+
+    async def _after_repaint(self) -> None:
+        repaint, self._repaint = self._repaint, None
+        if repaint is not None:
+            with contextlib.suppress(TimeoutError):  # a busy page: act anyway, as before
+                await asyncio.wait_for(repaint, timeout=_REPAINT_WAIT_S)
