@@ -23,10 +23,12 @@ from webtask_core.readback import ReadBack
 from webtask_core.replay import Replay, ScriptStore
 from webtask_core.testing import FakeLLM
 from webtask_core.testing.fake_messages import Policy
+from webtask_core.testing.page_reader import is_read_back
 from webtask_core.testing.request_view import latest_page, latest_url
 from webtask_core.worker import WorkerOptions
 
-__all__ = ["AppCase", "ItemRun", "run_items", "describe_runs", "handover_note", "foreign_owner", "foreign_members"]
+__all__ = ["AppCase", "ItemRun", "run_items", "describe_runs", "readback_problems", "handover_note", "foreign_owner",
+           "foreign_members"]
 
 
 @dataclass
@@ -131,8 +133,34 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
                             revision=script.revision if script is not None else 0, seconds=seconds,
                             asked=[(latest_url(request), handover_note(request)) for request in requests],
-                            requests=requested, last_page=latest_page(requests[-1]) if requests else ""))
+                            requests=requested, last_page=_last_page(requests)))
     return runs
+
+
+def readback_problems(runs: Sequence[ItemRun], stored_wrong: Sequence[str]) -> list[str]:
+    """What the read-back (issue 26) got wrong on these runs, one line each, given what the app's own
+    database says was stored wrong (``stored_problems``' lines, which start with the item's label): an
+    item stored as asked flagged (a false alarm), one stored otherwise reported completed, a completed
+    one not read back as passed, or one after the first read back by the model (its page's templates,
+    recorded by the first, are checked in code: 0 calls)."""
+    wrong = {problem.split(":")[0] for problem in stored_wrong}
+    problems = [f"{run.label}: a false alarm: {run.result.feedback}" for run in runs
+                if run.result.status.value == "mismatch" and run.label not in wrong]
+    completed = [run for run in runs if run.result.status.value == "completed"]
+    problems += [f"{run.label}: stored otherwise, reported completed" for run in completed if run.label in wrong]
+    for index, run in enumerate(completed):
+        readback = run.result.readback
+        if readback is None or readback.status != "passed":
+            problems.append(f"{run.label}: completed but read back {readback.status if readback else 'never'}")
+        elif index and (readback.method != "templates" or readback.model_calls):
+            problems.append(f"{run.label}: read back by {readback.method} ({readback.model_calls} call(s)), not its templates")
+    return problems
+
+
+def _last_page(requests: Sequence[dict[str, Any]]) -> str:
+    """The page of the model's last call about the task (a read-back's call reads the listing's page)."""
+    asked = [request for request in requests if not is_read_back(request)]
+    return latest_page(asked[-1]) if asked else ""
 
 
 def describe_runs(runs: Sequence[ItemRun], problems: Sequence[str] = ()) -> str:

@@ -7,7 +7,8 @@
 - yes/no fields by the words pages use for them (Yes, No, true, off, ...);
 - a list field (tags) when every item is among the words shown;
 - anything else the page shows for the same field (a second price, another quantity) that differs
-  is a contradiction: the field does not pass.
+  is a contradiction: the field does not pass — unless it is another field's value as asked (the
+  listing's own sale price beside its price).
 """
 
 from __future__ import annotations
@@ -95,9 +96,11 @@ def _has_words(text: str, words: str) -> bool:
     return bool(words) and re.search(r"(?<!\w)" + re.escape(words) + r"(?!\w)", text) is not None
 
 
-def compare_field(name: str, expected: Any, shown: str | None, others: Sequence[str] = ()) -> FieldCheck:
+def compare_field(name: str, expected: Any, shown: str | None, others: Sequence[str] = (),
+                  asked_elsewhere: Sequence[Any] = ()) -> FieldCheck:
     """The verdict for one field: ``shown`` is what the page shows for it (None: nothing), ``others``
-    what else it shows for the same field."""
+    what else it shows for the same field; ``asked_elsewhere`` the listing's other fields' values (an
+    other value saying one of them is that field shown, not a contradiction)."""
     wanted = expected_text(expected)
     if shown is None or not shown.strip():
         if others:  # shown only where it is not the field's own place: still shown
@@ -108,7 +111,8 @@ def compare_field(name: str, expected: Any, shown: str | None, others: Sequence[
     if not same:
         kind = "" if same is False else "cannot be read as the value asked"
         return FieldCheck(field=name, expected=wanted, shown=shown, verdict="mismatch", note=kind)
-    contradicting = [other for other in others if other.strip() and not same_value(expected, other)]
+    contradicting = [other for other in others if other.strip() and not same_value(expected, other)
+                     and not any(same_value(value, other) for value in asked_elsewhere)]
     if contradicting:
         also = ", ".join(repr(other) for other in contradicting[:3])
         return FieldCheck(field=name, expected=wanted, shown=shown, verdict="mismatch", note=f"the page also shows {also}")

@@ -125,7 +125,7 @@ async def read_back(
         result = ReadbackResult(status="unread", method="model", url=observation.url, model_calls=1,
                                 usage=error.usage, reason=str(error))
         return await _finish(result, tab, started)
-    checks = [compare_field(name, value, reading.fields[name].shown, reading.fields[name].others)
+    checks = [compare_field(name, value, reading.fields[name].shown, reading.fields[name].others, spec.asked_besides(name))
               for name, value in spec.expected.items()]
     if spec.picture_field:
         checks.append(compare_pictures(spec.picture_field, spec.fields[spec.picture_field], reading.pictures))

@@ -78,6 +78,10 @@ class ReadBack(BaseModel):
         return {name: self.fields[name] for name in names
                 if name != self.picture_field and self.fields.get(name) is not None}
 
+    def asked_besides(self, name: str) -> list[Any]:
+        """The other fields' values as asked: shown beside this one, they contradict nothing."""
+        return [value for other, value in self.expected.items() if other != name]
+
     def label_of(self, name: str) -> str:
         """The words a page labels the field with: the given label, else its name in words."""
         return self.labels.get(name) or name.replace("_", " ").replace("-", " ").strip().capitalize()

@@ -219,7 +219,8 @@ def check_templates(templates: PageTemplates, lines: list[PageLine], spec: ReadB
             checks.append(compare_field(name, value, None))
             continue
         values = shown.get(name, [])
-        check = compare_field(name, value, values[0] if values else None, [*values[1:], *others.get(name, [])])
+        check = compare_field(name, value, values[0] if values else None, [*values[1:], *others.get(name, [])],
+                              spec.asked_besides(name))
         if check.verdict == "mismatch" and weak_only.get(name) and not others.get(name):
             raise Inconclusive(f"{name} differs only on a line with no label: {check.describe()}")
         checks.append(check)

@@ -57,6 +57,11 @@ def test_a_second_value_that_contradicts_fails_the_field():
     check = compare_field("price", "61.00", "$61.00", others=["$72.59 incl. VAT"])
     assert check.verdict == "mismatch" and "$72.59 incl. VAT" in check.note
     assert compare_field("price", "61.00", "$61.00", others=["61.00 USD"]).verdict == "match"  # the same again
+    # The listing's own sale price beside its price is that field shown, not a second price.
+    on_sale = compare_field("price", "59.90", "$59.90", others=["$49.90"], asked_elsewhere=["49.90", "Red"])
+    assert on_sale.verdict == "match"
+    assert compare_field("price", "59.90", "$59.90", others=["$49.90"], asked_elsewhere=["45.00"]).verdict == "mismatch"
+    assert compare_field("price", "59.90", "$49.90", asked_elsewhere=["49.90"]).verdict == "mismatch"  # swapped
 
 
 def test_pictures_are_compared_by_count():
