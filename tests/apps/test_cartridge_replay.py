@@ -75,7 +75,8 @@ async def test_products_created_in_cartridges_admin_replay_with_zero_model_calls
 
     # The read-back (issue 26), whatever replay did: each product is read back from its page in the
     # shop (the URL the run reported); none stored as asked is flagged, none stored otherwise reports
-    # completed, and the replayed ones are checked against the page's templates with no model call.
+    # completed. (A draft's page shows no price block: it no longer fits the first page's templates,
+    # and the model reads it.)
     misread = readback_problems(runs, case.stored_problems(runs))
     assert not misread, "the read-back:\n" + "\n".join(misread) + "\n" + report
 
