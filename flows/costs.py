@@ -1,6 +1,9 @@
 """A run's cost in money: each step, the run, and what replay saved (see webtask_core.pricing).
 
-A step the model decided costs what its model call cost. A replayed step made no model call; what
+A step the model decided costs what its model call cost. What a run has spent so far is kept on its
+flow run as the label ``webtask.cost_usd`` (updated after each model call, and set to the run's cost
+when it ends), so a run whose process died still says what it spent: the crash report and a retried
+batch add it up (webtask_flows.listings.spend). A replayed step made no model call; what
 it saved is estimated as one model call of the same script: the mean call of this run when it asked
 the model, else the mean call of the last run of the script that did (remembered beside the scripts,
 in the session store's ``replay-costs/``, as tokens by kind so a price change applies to it). With
@@ -14,6 +17,8 @@ import json
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -23,11 +28,13 @@ from webtask_core.pricing import Cost, PriceTable, format_usd
 from webtask_core.record import Step
 from webtask_core.storage import SessionStore
 
-__all__ = ["RunPricing", "RunCost", "CallUsage", "load_call_usage", "remember_call_usage", "price_run"]
+__all__ = ["RunPricing", "RunCost", "CallUsage", "load_call_usage", "remember_call_usage", "price_run",
+           "SPENT_LABEL", "record_spent", "spent_of"]
 
 logger = logging.getLogger(__name__)
 
 _COSTS_CHILD = "replay-costs"
+SPENT_LABEL = "webtask.cost_usd"  # the flow run's label: US dollars its model calls cost so far
 
 
 class CallUsage(BaseModel):
@@ -144,3 +151,29 @@ async def price_run(pricing: RunPricing, steps: Sequence[Step], usage: Usage, *,
         except (OSError, ConfigError) as exc:  # an estimate only: the store being down fails nothing
             logger.warning("The replay cost record %r could not be read or kept: %s", script_key, exc)
     return pricing.run_cost(steps, usage, remembered=remembered)
+
+
+async def record_spent(flow_run_id: str, cost_usd: float) -> None:
+    """Keep what the run has spent so far on its flow run (:data:`SPENT_LABEL`). A record only: a
+    server that cannot be reached costs a warning, never the step."""
+    import httpx
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import PrefectHTTPStatusError
+
+    try:
+        async with get_client() as client:
+            await client.update_flow_run_labels(UUID(flow_run_id), {SPENT_LABEL: round(cost_usd, 6)})
+    except (httpx.HTTPError, PrefectHTTPStatusError) as error:
+        logger.warning("Could not record what flow run %s spent so far (%s): %s", flow_run_id,
+                       format_usd(cost_usd), error)
+
+
+def spent_of(flow_run: Any) -> float | None:
+    """What a flow run said it spent (:data:`SPENT_LABEL`), or None when it said nothing."""
+    value = (getattr(flow_run, "labels", None) or {}).get(SPENT_LABEL)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None

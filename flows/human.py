@@ -17,8 +17,10 @@ a screenshot of it. A ``webtask.task.waiting`` event is emitted, so an automatio
   within 1 h". (A suspended run has no process to do that: Prefect's server fails it when the pause
   expires, "The flow was paused and never resumed".)
 
-A secret answer (a code) is read once and its flow run input deleted, so it stays nowhere on the
-server; from then on it is a run-time secret of the task (scrubbed from artifacts, logs and sessions).
+Every answer is read once and its flow run input deleted, so the server keeps it no longer than the run
+needs it; a secret one (a code) is from then on a run-time secret of the task (scrubbed from
+artifacts, logs and sessions). The question is announced once (``webtask.task.waiting``), with the
+page to answer it on (:func:`webtask_flows.ui_links.answer_page_url`: the UI that draws a code as dots).
 """
 
 from __future__ import annotations
@@ -111,8 +113,9 @@ def read_answer(request: HumanRequest, received: Any) -> HumanAnswer:
 
 
 def describe_question(request: HumanRequest, *, labels: dict[str, str] | None, timeout_s: float,
-                      screenshot_url: str | None = None) -> str:
-    """The markdown above the form: the question, why, the listing, the page and its screenshot."""
+                      screenshot_url: str | None = None, form_url: str | None = None) -> str:
+    """The markdown above the form: the question, why, the listing, the page and its screenshot;
+    for a secret answer, where the form hides what is typed (``form_url``)."""
     labels = labels or {}
     kinds = {"code": "a code", "text": "an answer", "choice": "a choice", "approve": "an approval"}
     lines = [f"## The agent needs {kinds[request.kind]} from a person", "", f"**{request.question}**", ""]
@@ -127,6 +130,9 @@ def describe_question(request: HumanRequest, *, labels: dict[str, str] | None, t
         lines.append(f"- Options: {', '.join(request.options)}")
     if request.secret:
         lines.append("- The answer is kept secret: the agent types it without seeing it, and it is stored nowhere.")
+        if form_url:
+            lines.append(f"- If the answer field shows what you type (Prefect's classic UI), answer on "
+                         f"[this page]({form_url}) instead (menu: Resume): it shows dots.")
     lines.append(f"- Without an answer within {human_duration(timeout_s)} the task ends aborted.")
     if request.task:
         first = request.task.strip().splitlines()[0]
@@ -138,14 +144,16 @@ def describe_question(request: HumanRequest, *, labels: dict[str, str] | None, t
 
 
 def emit_waiting_event(request: HumanRequest, *, task: str, labels: dict[str, str] | None, timeout_s: float,
-                       suspended: bool = False) -> Any:
-    """``webtask.task.waiting``: a run waits for a person (the automation notifies with a link to it)."""
+                       suspends_after_s: float | None = None, form_url: str | None = None) -> Any:
+    """``webtask.task.waiting``, once per question: a run waits for a person (the automation notifies
+    with ``form_url``, where to answer). ``suspends_after_s``: the run frees its worker after that long."""
     from webtask_flows.events import clip_text, emit_task_event
 
     return emit_task_event(
         "waiting", task=task, reason=request.question, labels=labels,
         extra={"question": clip_text(request.question, 500), "kind": request.kind, "why": clip_text(request.why, 500),
-               "page_url": request.url, "timeout_s": timeout_s, "suspended": suspended,
+               "page_url": request.url, "timeout_s": timeout_s, "suspended": suspends_after_s is not None,
+               "suspends_after_s": suspends_after_s, "form_url": form_url, "secret": request.secret,
                "deadline": (datetime.now(UTC) + timedelta(seconds=timeout_s)).isoformat()})
 
 
@@ -181,15 +189,25 @@ class PrefectHuman:
         self.asked = 0
 
     async def __call__(self, request: HumanRequest) -> HumanAnswer:
+        from prefect import get_run_logger
         from prefect.flow_runs import apause_flow_run
+
+        from webtask_flows.events import current_flow_run
+        from webtask_flows.ui_links import answer_page_url
 
         self.asked += 1
         url = await self.screenshot_url(request) if self.screenshot_url is not None else None
+        flow_run_id, _ = current_flow_run()
+        form_url = await answer_page_url(flow_run_id) if flow_run_id else None
         form = answer_form(request, describe_question(request, labels=self.labels, timeout_s=self.wait.timeout_s,
-                                                      screenshot_url=url))
+                                                      screenshot_url=url, form_url=form_url))
         suspend_after = self.wait.suspend_after_s
         suspending = suspend_after is not None and suspend_after < self.wait.timeout_s and can_suspend()
-        emit_waiting_event(request, task=self.task, labels=self.labels, timeout_s=self.wait.timeout_s)
+        # Once per question, suspended later or not: the suspension itself announces nothing more.
+        emit_waiting_event(request, task=self.task, labels=self.labels, timeout_s=self.wait.timeout_s,
+                           suspends_after_s=suspend_after if suspending else None, form_url=form_url)
+        get_run_logger().info("Waiting for a person's answer to %r: answer at %s", request.question,
+                              form_url or "the flow run's page (Resume)")
         budget = suspend_after if suspending and suspend_after is not None else self.wait.timeout_s
         key = f"ask-human-{request.step}-{self.asked}"
         pause = apause_flow_run(wait_for_input=form, timeout=int(self.wait.timeout_s) + _GRACE_S,
@@ -203,8 +221,7 @@ class PrefectHuman:
         if received is None:
             raise NoHumanAnswer(f"no answer within {human_duration(self.wait.timeout_s)}")
         answer = read_answer(request, received)
-        if request.secret:
-            await _forget_input(received)
+        await _forget_input(received)
         return answer
 
 
@@ -224,15 +241,25 @@ async def _end_pause(form: type[Any], key: str) -> Any:
         if run.state is not None and run.state.is_paused():
             await client.set_flow_run_state(context.flow_run.id, Running(), force=True)
             return None
-    keyset = keyset_from_base_key(f"paused-{key}")
-    try:
-        return await form.aload(keyset)
-    except Exception:  # no response stored: resumed without one
+    return await _read_response(form, keyset_from_base_key(f"paused-{key}")["response"], context.flow_run.id)
+
+
+async def _read_response(form: type[Any], key: str, flow_run_id: Any) -> Any:
+    """The form's stored response (``key``: what the person sent with Resume), or None when there is none."""
+    from prefect.input.actions import aread_flow_run_input
+    from prefect.input.run_input import RunInputMetadata
+
+    value = await aread_flow_run_input(key, flow_run_id=flow_run_id)
+    if value is None:
         return None
+    received = form(**value)  # a ValidationError (ValueError) when it does not fit the form
+    received._metadata = RunInputMetadata(key=key, sender=None, receiver=flow_run_id)
+    return received
 
 
 async def _forget_input(received: Any) -> None:
-    """Delete a secret answer's stored response from the flow run's inputs (read once, kept nowhere)."""
+    """Delete an answer's stored response from the flow run's inputs once read: the server keeps it
+    no longer than the run needs it (see deployments/README.md, "A person in the loop")."""
     from prefect.input.actions import adelete_flow_run_input
 
     metadata = received.metadata
@@ -281,25 +308,25 @@ async def suspend_for_answer(suspend: SuspendRun, waiting: WaitingTask, store: S
     """Save the unfinished task, then suspend the run (raises Prefect's Pause: the process exits)."""
     from prefect.flow_runs import asuspend_flow_run
 
-    await save_waiting(store, waiting, secrets)
-    emit_waiting_event(suspend.request, task=waiting.snapshot.task, labels=None, timeout_s=suspend.remaining_s,
-                       suspended=True)
+    await save_waiting(store, waiting, secrets)  # the question was announced when it was asked
     await asuspend_flow_run(wait_for_input=suspend.form, timeout=int(suspend.remaining_s), key=waiting.key)
     raise ConfigError("human", "the run could not be suspended")  # asuspend_flow_run raises Pause when it can
 
 
 async def answer_after_resume(waiting: WaitingTask, store: SessionStore, *, labels: dict[str, str] | None,
                               timeout_s: float) -> HumanAnswer:
-    """In the resumed run: the answer the form brought (the suspend already fired, so Prefect hands
-    over its input), and the waiting task removed from the store."""
-    from prefect.flow_runs import asuspend_flow_run
+    """In the resumed run: the answer the form brought, read from the suspension's input (not by
+    suspending again, which would log "Suspending flow run" in a run that just resumed), and the
+    waiting task removed from the store."""
+    from prefect.input.run_input import keyset_from_paused_state
+    from prefect.states import Suspended
 
     form = answer_form(waiting.request, describe_question(waiting.request, labels=labels, timeout_s=timeout_s))
-    received = await asuspend_flow_run(wait_for_input=form, key=waiting.key)
+    keyset = keyset_from_paused_state(Suspended(pause_key=waiting.key))
+    received = await _read_response(form, keyset["response"], waiting.flow_run_id)
     await asyncio.to_thread(_waiting_store(store).delete, waiting.flow_run_id)
     if received is None:
         raise NoHumanAnswer("the run was resumed without an answer")
     answer = read_answer(waiting.request, received)
-    if waiting.request.secret:
-        await _forget_input(received)
+    await _forget_input(received)
     return answer

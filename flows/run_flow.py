@@ -44,7 +44,7 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.costs import RunCost, RunPricing, price_run
+from webtask_flows.costs import RunCost, RunPricing, price_run, record_spent
 from webtask_flows.events import (
     cost_payload,
     emit_handover_event,
@@ -214,7 +214,7 @@ async def run_webtask(
                            readback=readback, verify=verify)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
-                           tracer=trace.recorder)
+                           tracer=trace.recorder, flow_run_id=flow_run_id)
         run_step = step_task()
         task_ms: dict[int, float] = {}
         if waiting is not None:
@@ -253,6 +253,8 @@ async def run_webtask(
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None,
                      run_cost=run_cost, trace_location=trace.locations[-1] if trace.locations else None)
+    if flow_run_id is not None and result.cost_usd is not None:
+        await record_spent(flow_run_id, result.cost_usd)  # the whole run's cost, retried calls included
     handovers = task_run.replay_handover_details
     if handovers and replay is not None and task_run.replayer is not None:
         emit_handover_event(key=replay.key, revision=task_run.replayer.script.revision, outcome=result.status.value,

@@ -69,6 +69,7 @@ class StepRun:
         screenshots: ScreenshotStore | None = None,
         pricing: RunPricing | None = None,
         tracer: TraceRecorder | None = None,
+        flow_run_id: str | None = None,
     ):
         self.task_run = task_run
         self.secrets = secrets or SecretValues()  # artifacts are scrubbed with the worker's own secrets
@@ -78,6 +79,7 @@ class StepRun:
         self.artifact_ms: dict[int, float] = {}  # step index -> publishing its artifact (last attempt)
         self.pricing = pricing  # what each step's model call cost (None: not priced)
         self.tracer = tracer  # the run's Playwright trace: each step's actions in a group of its own
+        self.flow_run_id = flow_run_id  # where what the run spent so far is kept (webtask_flows.costs.record_spent)
         self.names: dict[int, str] = {}  # step index -> what it did, as its task run is named
         # Replay's handovers and checks, for the step artifacts (only with a replay).
         self.replay_watch = ReplayWatch(task_run) if task_run.replay is not None else None
@@ -140,8 +142,20 @@ async def run_step(run: StepRun, index: int) -> Step:
             reasons = run.secrets.scrub("; ".join(replay.handovers))
             await publish_picture(step.screenshot, name=f"handover-{index}", screenshots=run.screenshots,
                                   description=f"Where replay handed over to the model (step {index}): {reasons}"[:500])
+    if cost is not None and run.flow_run_id is not None:
+        await _record_spent(run)
     run.artifact_ms[index] = round((time.perf_counter() - started) * 1000.0, 2)
     return step
+
+
+async def _record_spent(run: StepRun) -> None:
+    """What the task spent so far — every model call, retried and resumed ones too — on the flow run."""
+    from webtask_flows.costs import record_spent
+
+    ctx = run.task_run.ctx
+    spent = run.pricing.cost(ctx.usage + ctx.discarded_usage) if run.pricing is not None else None
+    if spent is not None and run.flow_run_id is not None:
+        await record_spent(run.flow_run_id, spent.total_usd)
 
 
 def _env_number(name: str, default: float, *, integer: bool = False) -> float:

@@ -27,8 +27,9 @@ from prefect.states import Completed, Failed
 
 from webtask_core.browser.runtime import SharedBrowser
 from webtask_core.errors import ConfigError
-from webtask_core.llm.anthropic import check_model_name
+from webtask_core.llm.anthropic import DEFAULT_MODEL, check_model_name
 from webtask_core.readback import VerifyMode
+from webtask_flows.costs import RunPricing
 from webtask_flows.human import HumanWait
 from webtask_flows.listings.approvals import ApprovalRule, approval_reason
 from webtask_flows.listings.artifacts import BatchProgress, publish_summary, summary_line
@@ -39,6 +40,8 @@ from webtask_flows.listings.manifest import BatchInput, load_batch_input
 from webtask_flows.listings.models import ListingResult
 from webtask_flows.listings.records import ListingRecord
 from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, repair_job, run_listing
+from webtask_flows.listings.spend import ATTEMPT_LABEL, BatchSpend, fill_costs, read_batch_spend
+from webtask_flows.orphans import crash_orphans
 from webtask_flows.run_end import RUN_END_HOOKS
 from webtask_flows.run_signals import SubflowStarts, announce_session
 
@@ -81,8 +84,16 @@ async def _emit_outcome(flow: Any, flow_run: Any, state: Any) -> None:
         results = [ListingResult.model_validate(item) for item in value]
     parameters = flow_run.parameters or {}
     source = parameters.get("manifest") or f"{len(parameters.get('listings') or [])} listing record(s)"
+    spend = await _spend(flow_run.id, flow_run.run_count, parameters.get("model"))
     emit_batch_event(results, source=str(source), message=state.message or "", reason=reason,
-                     flow_run_id=flow_run.id, flow_run_name=flow_run.name)
+                     flow_run_id=flow_run.id, flow_run_name=flow_run.name, spend=spend)
+
+
+async def _spend(flow_run_id: Any, attempts: int, model: str | None) -> BatchSpend | None:
+    """What every attempt of the batch spent (None when its model has no price)."""
+    if not RunPricing(model or DEFAULT_MODEL).priced:
+        return None
+    return await read_batch_spend(flow_run_id, attempts=attempts)
 
 
 @flow(name="batch-listing-upload", persist_result=True, validate_parameters=True,
@@ -112,6 +123,7 @@ async def batch_listing_upload(
     human: HumanWait | None = None,
     verify: VerifyMode = "always",
     repair_mismatch: bool = False,
+    totp_secret: str | None = None,
 ) -> list[ListingResult]:
     """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
 
@@ -156,10 +168,14 @@ async def batch_listing_upload(
             the summary, and is kept in the ledger so that no rerun lists it a second time.
         repair_mismatch: a rerun opens the ledger's mismatched listings' edit pages and corrects them
             (the packaged ``repair_task.yaml``), instead of reporting them again (default off).
+        totp_secret: the ``Secret`` block (or ``env:VARIABLE``) holding the account's TOTP seed, when
+            its log-in asks for an authenticator app's code: the task types ``{{totp:shop_2fa}}``, the
+            code of the moment, and nobody is asked.
     """
     logger = get_run_logger()
     _check_parameters(site_url, max_concurrency, fan_out, max_steps=max_steps, model=model)
-    await _check_password_secret(password_secret)
+    await _crash_earlier_attempts_orphans()
+    await _check_password_secret(password_secret, totp_secret)
     batch = await load_batch_input(manifest, listings, skip_invalid=skip_invalid)
     book = await open_ledger(ledger, site_url=site_url, username=username)
     approvals = await _approvals(book, batch.listings, approve_if)
@@ -168,10 +184,12 @@ async def batch_listing_upload(
         task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
         replay_key=listing_script_key(task_template, site_url, replay_version) if replay else None,
         approvals=approvals, human=human.model_dump() if human is not None else None, verify=verify,
+        totp_secret=totp_secret,
     )
     login = plan_login(
         site_url=site_url, username=username, password_secret=password_secret, template=login_task_template,
         max_steps=max_steps, model=model, allowed_domains=allowed_domains, max_age_minutes=login_max_age_minutes,
+        totp_secret=totp_secret,
     )
     batch_id = batch_id or _current_attempt_id()
     await book.check_writable(batch_id)
@@ -254,7 +272,12 @@ async def batch_listing_upload(
         logger.info("The batch's shared browser was launched %d time(s)", shared.launches)
 
     ordered = [results[job.sku] for job in jobs] + _invalid_results(batch)
-    await publish_summary(batch.artifact_key, ordered, source=batch.source)
+    context = FlowRunContext.get()
+    spend = await _spend(context.flow_run.id, context.flow_run.run_count, model) if context and context.flow_run else None
+    if spend is not None:  # an errored or crashed listing's cost: what its run said it spent
+        ordered = fill_costs(ordered, spend, priced=True)
+    unpriced = None if RunPricing(model or DEFAULT_MODEL).priced else model or DEFAULT_MODEL
+    await publish_summary(batch.artifact_key, ordered, source=batch.source, spend=spend, unpriced_model=unpriced)
     return _final_state(ordered, total, invalid=len({problem.row for problem in batch.problems}))
 
 
@@ -285,23 +308,46 @@ def _check_parameters(site_url: str, max_concurrency: int, fan_out: str, *, max_
         check_model_name(model)
 
 
-async def _check_password_secret(password_secret: str) -> None:
-    """The Secret block (or ``env:VARIABLE``) must exist and hold a password before any listing."""
-    from webtask_flows.listings.runs import PASSWORD_SECRET_NAME
+async def _check_password_secret(password_secret: str, totp_secret: str | None) -> None:
+    """The Secret blocks (or ``env:VARIABLE``) must exist and hold a password, and a TOTP seed when
+    one is named, before any listing."""
+    from webtask_core.totp import TotpCodes
+    from webtask_flows.listings.runs import PASSWORD_SECRET_NAME, TOTP_SECRET_NAME
     from webtask_flows.run_flow import load_secrets
 
-    try:
-        await load_secrets({PASSWORD_SECRET_NAME: password_secret})
-    except ConfigError as exc:
-        raise ConfigError("password_secret", exc.problem) from None
+    for parameter, name, source in (("password_secret", PASSWORD_SECRET_NAME, password_secret),
+                                    ("totp_secret", TOTP_SECRET_NAME, totp_secret)):
+        if source is None:
+            continue
+        try:
+            values = await load_secrets({name: source})
+            if name == TOTP_SECRET_NAME:
+                TotpCodes(name, values[name])  # a base32 seed, or the error says what it is not
+        except ConfigError as exc:
+            raise ConfigError(parameter, exc.problem) from None
 
 
 def _batch_labels() -> dict[str, str]:
-    """What the batch's runs carry into their events: the batch's flow run (id and name)."""
+    """What the batch's runs carry into their events: the batch's flow run (id, name) and attempt."""
     context = FlowRunContext.get()
     if context is None or context.flow_run is None:
         return {}
-    return {"batch_flow_run_id": str(context.flow_run.id), "batch_name": context.flow_run.name}
+    return {"batch_flow_run_id": str(context.flow_run.id), "batch_name": context.flow_run.name,
+            ATTEMPT_LABEL: str(context.flow_run.run_count)}
+
+
+async def _crash_earlier_attempts_orphans() -> None:
+    """A retried batch first marks Crashed what a killed earlier attempt left Running (its task runs,
+    its in-process listings): no process does that work any more."""
+    from prefect.client.orchestration import get_client
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None or context.flow_run.run_count <= 1:
+        return
+    async with get_client() as client:
+        await crash_orphans(client, context.flow_run.id,
+                            reason=f"left unfinished by attempt {context.flow_run.run_count - 1} of this batch, "
+                                   "whose process died")
 
 
 def _current_attempt_id() -> str:

@@ -6,14 +6,16 @@ Kept here so webtask_core never imports prefect; flow imports stay inside the co
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, cast
 
 import typer
 
 from webtask_core.cli import app
 from webtask_flows.scripts_cli import scripts_app
 
-__all__ = ["app"]
+__all__ = ["app", "print_outcome"]
 
 app.add_typer(scripts_app, name="scripts")
 
@@ -40,6 +42,8 @@ def demo(
     approval: bool = typer.Option(True, "--approval/--no-approval",
                                   help="The last listing waits for a person's approval before Publish; the demo "
                                        "answers it through the Prefect API, as the UI does."),
+    json_line: bool = typer.Option(False, "--json",
+                                   help="End with the outcome as one JSON line on stdout, for a script to read."),
 ) -> None:
     """The offline demo: a batch listing upload to a local marketplace, on Prefect's embedded server."""
     _require_demo_extra("demo")
@@ -48,7 +52,6 @@ def demo(
     prepare_environment()  # before anything imports Prefect
 
     import asyncio
-    import json
 
     from rich.console import Console
 
@@ -58,9 +61,15 @@ def demo(
     options = DemoOptions(listings=listings, concurrency=concurrency, keep_open=keep_open, workdir=workdir,
                           replay=replay, approval=approval)
     outcome = asyncio.run(run_demo(console, options))
-    typer.echo(json.dumps(outcome))
+    print_outcome(outcome, json_line=json_line)
     if outcome["status"] != "completed":
         raise typer.Exit(1)
+
+
+def print_outcome(outcome: dict[str, Any], *, json_line: bool) -> None:
+    """The demo's outcome for a script (``--json``: one line on stdout); a person has read it above."""
+    if json_line:
+        typer.echo(json.dumps(outcome))
 
 
 @app.command("services")
@@ -81,6 +90,11 @@ def services(
                               help="The site changes what you typed when it stores a listing: vat (19 % added), "
                                    "quantity (capped at 5), title (cut at 40), comma-separated, each =N for "
                                    "another number; the read-back reports each as a mismatch (POST <site>/_alterations)."),
+    second_factor: str | None = typer.Option(None, "--second-factor", metavar="email|totp",
+                                             help="The log-in asks for a second factor: a code e-mailed to the "
+                                                  "site's /inbox page (a person answers the run's form), or an "
+                                                  "authenticator app's code (its seed printed for a Secret block; "
+                                                  "run the batch with --param totp_secret=shop-2fa)."),
 ) -> None:
     """The offline kit as services: the scripted model and the demo marketplace until Ctrl+C, with
     the environment a separate `prefect worker` and `prefect deploy` need printed to export. Chosen
@@ -90,11 +104,15 @@ def services(
     from rich.console import Console
 
     from webtask_core.errors import ConfigError
-    from webtask_flows.listings.services import ServicesOptions, run_services
+    from webtask_flows.listings.services import SecondFactor, ServicesOptions, run_services
 
     console = Console(stderr=True)
+    if second_factor not in (None, "email", "totp"):
+        console.print(f"error: --second-factor must be email or totp, got {second_factor!r}", markup=False)
+        raise typer.Exit(2)
     options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port,
-                              abort_skus=list(abort_sku), fail_skus=list(fail_sku), layout=layout, alter=alter)
+                              abort_skus=list(abort_sku), fail_skus=list(fail_sku), layout=layout, alter=alter,
+                              second_factor=cast("SecondFactor | None", second_factor))
     try:
         run_services(options, say=lambda line: typer.echo(line),
                      note=lambda text: console.print(text, soft_wrap=True, markup=False, highlight=False))

@@ -13,6 +13,10 @@ deployment in ``prefect.yaml`` runs on the work pool whenever a ``batch-listing-
 - a ``run-webtask`` run of its own: ``webtask.task.crashed``. A batch's listing is left to its batch:
   the batch reports it (crashed with it) or gets its Crashed state back and reports it as an error.
 
+Either way the runs the dead process left unfinished — task runs, a batch's in-process listings — are
+marked Crashed (webtask_flows.orphans), and the events say what the run (or every attempt of the
+batch) spent: each run keeps it on its flow run as it goes (webtask_flows.costs).
+
 Alerts: ``deployments/automations/webtask-batch-crashed.yaml`` and ``webtask-crashed.yaml``.
 """
 
@@ -24,10 +28,13 @@ from uuid import UUID
 from prefect import flow, get_run_logger
 
 from webtask_core.errors import ConfigError
-from webtask_flows.events import emit_task_event
+from webtask_flows.costs import spent_of
+from webtask_flows.events import cost_payload, emit_task_event
 from webtask_flows.listings.events import emit_batch_crashed
 from webtask_flows.listings.ledger import LedgerRecordError, open_ledger
 from webtask_flows.listings.manifest import load_batch_input
+from webtask_flows.listings.spend import batch_spend, child_runs
+from webtask_flows.orphans import crash_orphans
 from webtask_flows.run_end import RUN_END_HOOKS
 
 __all__ = ["report_webtask_crash", "BATCH_FLOW", "TASK_FLOW"]
@@ -64,10 +71,15 @@ async def report_webtask_crash(flow_run_id: str) -> dict[str, Any]:
             return {"reported": False, "state": run.state.name if run.state else None}
         if flow_name == BATCH_FLOW:
             return await _report_batch(client, run)
-    if flow_name == TASK_FLOW:
-        return _report_task(run)
+        if flow_name == TASK_FLOW:
+            await crash_orphans(client, run.id, reason=_orphan_reason(run))
+            return _report_task(run)
     logger.info("Not a webtask flow (%s): nothing to report", flow_name)
     return {"reported": False, "flow": flow_name}
+
+
+def _orphan_reason(run: Any) -> str:
+    return f"left unfinished when the process of flow run {run.name!r} died ({_crash_reason(run)})"
 
 
 def _report_task(run: Any) -> dict[str, Any]:
@@ -80,7 +92,8 @@ def _report_task(run: Any) -> dict[str, Any]:
         return {"reported": False, "batch_flow_run_id": labels["batch_flow_run_id"]}
     emit_task_event("crashed", task=str(parameters.get("task") or ""), reason=_crash_reason(run),
                     flow_run_id=run.id, flow_run_name=run.name, session_key=parameters.get("session_key"),
-                    max_steps=parameters.get("max_steps"), labels=labels)
+                    max_steps=parameters.get("max_steps"), labels=labels,
+                    extra=cost_payload(spent_of(run), None, model=str(parameters.get("model") or "")))
     logger.info("Reported the crash of run-webtask run %r", run.name)
     return {"reported": True, "flow_run_id": str(run.id)}
 
@@ -90,15 +103,12 @@ def _crash_reason(run: Any) -> str:
 
 
 async def _report_batch(client: Any, run: Any) -> dict[str, Any]:
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
-
     logger = get_run_logger()
     parameters = run.parameters or {}
-    children = await client.read_flow_runs(flow_run_filter=FlowRunFilter(
-        parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[run.id])))
+    children = await child_runs(client, run.id)  # oldest first, every attempt's
     # The listing runs, newest per SKU (a retried batch starts them afresh; they are named by SKU).
     runs: dict[str, Any] = {}
-    for child in sorted(children, key=lambda child: child.created or child.expected_start_time):
+    for child in children:
         if child.name != _LOGIN_RUN:
             runs[child.name] = child
     ran_ok = {sku for sku, child in runs.items() if child.state is not None and child.state.is_completed()}
@@ -124,11 +134,13 @@ async def _report_batch(client: Any, run: Any) -> dict[str, Any]:
             flow_run_id=child.id, flow_run_name=child.name, max_steps=child_parameters.get("max_steps"),
             labels=child_parameters.get("labels") if isinstance(child_parameters.get("labels"), dict)
             else {"sku": sku, "batch_flow_run_id": str(run.id), "batch_name": run.name},
+            extra=cost_payload(spent_of(child), None, model=str(child_parameters.get("model") or "")),
         )
     source = str(parameters.get("manifest") or f"{len(parameters.get('listings') or [])} listing record(s)")
     emit_batch_crashed(flow_run_id=run.id, flow_run_name=run.name, source=source, reason=_crash_reason(run),
                        total=len(skus) if note == "" else None, completed=completed, in_flight=in_flight,
-                       not_started=not_started, note=note)
+                       not_started=not_started, note=note, spend=batch_spend(children, attempts=run.run_count))
+    await crash_orphans(client, run.id, reason=_orphan_reason(run))  # after naming the state each was left in
     logger.info("Reported the crash of batch %r: %d listing(s) had not completed (%d in flight, %d not started)",
                 run.name, len(in_flight) + len(not_started), len(in_flight), len(not_started))
     return {"reported": True, "completed": completed, "in_flight": [item["sku"] for item in in_flight],

@@ -171,7 +171,7 @@ def _token_line(results: list[Any]) -> str:
     ran = [result for result in results if result.tokens and not result.skipped]
     if not ran:
         return "No listing called the model in this run."
-    fresh = sum(result.fresh_input_tokens for result in ran) / len(ran)
+    fresh = sum(result.uncached_input_tokens for result in ran) / len(ran)
     cached = sum(result.usage.cache_read_tokens for result in ran) / len(ran)
     output = sum(result.usage.output_tokens for result in ran) / len(ran)
     return (f"Tokens per listing: {fresh / 1000:.1f}k fresh input, {cached / 1000:.1f}k input read from the prompt "
@@ -186,6 +186,7 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
     from webtask_core.testing.marketplace import Marketplace
     from webtask_flows.listings.artifacts import cost_line, model_calls_line
     from webtask_flows.listings.batch import batch_listing_upload, batch_results
+    from webtask_flows.listings.spend import read_batch_spend
 
     started = time.perf_counter()
     owned_workdir = options.workdir is None
@@ -237,9 +238,10 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                     done.set()
                     await watcher
                 results = await batch_results(state)
+                spend = await read_batch_spend(str(state.state_details.flow_run_id))  # the login's calls too
                 console.print(_summary(results))
                 console.print(_token_line(results))
-                console.print(cost_line(results).strip() or "No listing ran.", markup=False)
+                console.print(cost_line(results, spend).strip(), markup=False)
                 if options.replay:
                     console.print(model_calls_line(results) or "No listing used replay.")
                 reviewer.report(results)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from prefect.events import emit_event
@@ -14,6 +14,9 @@ from prefect.events import emit_event
 from webtask_core.errors import ConfigError
 from webtask_flows.events import clip_text, cost_payload, current_flow_run, one_line
 from webtask_flows.listings.models import ListingResult
+
+if TYPE_CHECKING:
+    from webtask_flows.listings.spend import BatchSpend
 
 __all__ = ["BATCH_EVENT_NAMES", "emit_batch_event", "emit_batch_crashed"]
 
@@ -24,11 +27,12 @@ _MAX_LISTED_FAILURES = 50
 
 def emit_batch_event(
     results: Sequence[ListingResult], *, source: str, message: str, reason: str | None = None,
-    flow_run_id: UUID | str | None = None, flow_run_name: str | None = None,
+    flow_run_id: UUID | str | None = None, flow_run_name: str | None = None, spend: BatchSpend | None = None,
 ) -> Any:
     """``webtask.batch.completed`` when every listing completed, else ``webtask.batch.failed`` with the
     failed SKUs and why. ``reason``: the batch itself failed before or around its listings.
-    ``flow_run_id`` defaults to the current flow run (the batch's)."""
+    ``flow_run_id`` defaults to the current flow run (the batch's). ``spend``: what all of the batch's
+    attempts spent (else the cost of the listings this attempt ran)."""
     current_id, current_name = current_flow_run()
     run_id = str(flow_run_id) if flow_run_id is not None else current_id
     if run_id is None:
@@ -55,7 +59,7 @@ def emit_batch_event(
         "failed": [{"sku": r.sku, "status": r.status, "reason": clip_text(r.feedback, 300), "flow_run_id": r.flow_run_id}
                    for r in failed[:_MAX_LISTED_FAILURES]],
         "flow_run_id": run_id,
-        **_costs(results),
+        **_costs(results, spend),
     }
     resource = {
         "prefect.resource.id": f"webtask.batch.{run_id}",
@@ -65,24 +69,27 @@ def emit_batch_event(
     return emit_event(event=BATCH_EVENT_NAMES[status], resource=resource, related=[flow_run], payload=payload)
 
 
-def _costs(results: Sequence[ListingResult]) -> dict[str, Any]:
-    """The batch's cost and what replay saved, over the listings it ran (None where unknown)."""
+def _costs(results: Sequence[ListingResult], spend: BatchSpend | None) -> dict[str, Any]:
+    """The batch's cost — every attempt's (``spend``), else the listings this attempt ran — and what
+    replay saved in this attempt (None where unknown)."""
     ran = [result for result in results if not result.skipped and result.status != "invalid"]
     costs = [result.cost_usd for result in ran if result.cost_usd is not None]
     saved = [result.saved_by_replay_usd for result in ran if result.saved_by_replay_usd is not None]
     payload = cost_payload(sum(costs) if costs else None, sum(saved) if saved else None)
-    if len(costs) < len(ran):
-        payload["unpriced_listings"] = len(ran) - len(costs)
+    if spend is not None:
+        payload.update(spend.payload())
     return payload
 
 
 def emit_batch_crashed(
     *, flow_run_id: UUID | str, flow_run_name: str | None, source: str, reason: str, total: int | None,
     completed: Sequence[str], in_flight: Sequence[dict[str, Any]], not_started: Sequence[str], note: str = "",
+    spend: BatchSpend | None = None,
 ) -> Any:
     """``webtask.batch.crashed`` for a batch marked Crashed: the listings that had not completed —
     ``in_flight`` (SKU, flow run, its state) and ``not_started`` — and those that had (``completed``).
-    ``total`` is None when the manifest could not be read again (``note`` says why)."""
+    ``total`` is None when the manifest could not be read again (``note`` says why). ``spend``: what
+    its attempts spent, the one that crashed included."""
     not_completed = [item["sku"] for item in in_flight] + list(not_started)
     run_id = str(flow_run_id)
     flow_run = {"prefect.resource.id": f"prefect.flow-run.{run_id}", "prefect.resource.role": "flow-run"}
@@ -102,6 +109,7 @@ def emit_batch_crashed(
         "not_started_skus": list(not_started)[:_MAX_LISTED_FAILURES],
         "note": note,
         "flow_run_id": run_id,
+        **(spend.payload() if spend is not None else {}),
     }
     resource = {
         "prefect.resource.id": f"webtask.batch.{run_id}",

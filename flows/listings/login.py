@@ -69,19 +69,21 @@ def plan_login(
     model: str | None,
     allowed_domains: list[str] | None,
     max_age_minutes: float,
+    totp_secret: str | None = None,
 ) -> LoginPlan:
     """Render the log-in task up front (a template error fails the batch before any run)."""
-    from webtask_flows.listings.runs import PASSWORD_PLACEHOLDER, PASSWORD_SECRET_NAME, site_domains
+    from webtask_flows.listings.runs import PASSWORD_PLACEHOLDER, TOTP_PLACEHOLDER, run_secrets, site_domains
 
     if isinstance(max_age_minutes, bool) or not isinstance(max_age_minutes, (int, float)) or max_age_minutes < 0:
         raise ConfigError("login_max_age_minutes", f"must be a number >= 0, got {max_age_minutes!r}")
     parameters = {
-        "task": render_login_task(site_url, username, PASSWORD_PLACEHOLDER, template),
+        "task": render_login_task(site_url, username, PASSWORD_PLACEHOLDER, template,
+                                  totp=TOTP_PLACEHOLDER if totp_secret else None),
         "start_url": site_url,
         "max_steps": min(max_steps, LOGIN_MAX_STEPS),
         "model": model,
         "allowed_domains": site_domains(site_url, allowed_domains),
-        "secrets": {PASSWORD_SECRET_NAME: password_secret},
+        "secrets": run_secrets(password_secret, totp_secret),
     }
     return LoginPlan(session_key=login_session_key_for(site_url, username), parameters=parameters,
                      max_age_minutes=float(max_age_minutes))
@@ -96,8 +98,10 @@ def login_session_key_for(site_url: str, username: str) -> str:
     return f"login-{host}-{digest}"
 
 
-def render_login_task(site_url: str, username: str, password: str, template: str | None = None) -> str:
-    """The log-in task: the packaged ``login_task.yaml``, or ``template`` (a path or Jinja2 text)."""
+def render_login_task(site_url: str, username: str, password: str, template: str | None = None, *,
+                      totp: str | None = None) -> str:
+    """The log-in task: the packaged ``login_task.yaml``, or ``template`` (a path or Jinja2 text);
+    ``totp``: the placeholder of the account's authenticator code (the data's ``totp`` key)."""
     import jinja2
 
     if template is None:
@@ -107,8 +111,10 @@ def render_login_task(site_url: str, username: str, password: str, template: str
     except ConfigError as exc:
         raise ConfigError("login_task_template", exc.problem) from None
     data = {"username": username, "password": password, "site_url": site_url}
+    if totp:
+        data["totp"] = totp
     try:
-        return compiled.render(login_json=json.dumps(data, indent=2), **data).strip()
+        return compiled.render(login_json=json.dumps(data, indent=2), **{"totp": None, **data}).strip()
     except jinja2.UndefinedError as error:
         raise ConfigError("login_task_template", f"uses an unknown variable: {error}") from error
 

@@ -56,6 +56,6 @@ class ListingResult(BaseModel):
         return self.status in FAILED_STATUSES
 
     @property
-    def fresh_input_tokens(self) -> int:
-        """Input tokens not read from the prompt cache (fresh input and cache writes)."""
+    def uncached_input_tokens(self) -> int:
+        """Input tokens not read from the prompt cache: fresh input and cache writes (priced apart)."""
         return self.usage.input_tokens + self.usage.cache_write_tokens

@@ -249,14 +249,19 @@ def listing_readback(listing: ListingRecord, photo_names: list[str], options: di
 
 
 def listing_fields(listing: ListingRecord, *, photo_names: list[str], site_url: str, username: str,
-                   password: str) -> dict[str, Any]:
+                   password: str, totp: str | None = None) -> dict[str, Any]:
     """The values a listing's task is rendered from (a replay's parameters: the same names)."""
-    return {**_task_data(listing, photo_names, username, password), "site_url": site_url}
+    return {**_task_data(listing, photo_names, username, password, totp), "site_url": site_url}
 
 
-def _task_data(listing: ListingRecord, photo_names: list[str], username: str, password: str) -> dict[str, Any]:
-    """The listing as its task shows it (``listing`` / ``listing_json`` in the template)."""
-    return {**listing.listing_data(photo_names=photo_names), "username": username, "password": password}
+def _task_data(listing: ListingRecord, photo_names: list[str], username: str, password: str,
+               totp: str | None = None) -> dict[str, Any]:
+    """The listing as its task shows it (``listing`` / ``listing_json`` in the template); ``totp``:
+    the placeholder of the account's authenticator code, when the site asks for one."""
+    data = {**listing.listing_data(photo_names=photo_names), "username": username, "password": password}
+    if totp:
+        data["totp"] = totp
+    return data
 
 
 def template_name(template: str | None) -> str:
@@ -280,12 +285,14 @@ def render_listing_task(
     username: str,
     password: str,
     approval: str | None = None,
+    totp: str | None = None,
 ) -> str:
     """``approval``: why a person must approve the listing before it is published (the data's
-    ``approval`` key; the packaged template then tells the model to ask)."""
+    ``approval`` key; the packaged template then tells the model to ask). ``totp``: the placeholder
+    of the account's authenticator code (the data's ``totp`` key)."""
     import jinja2
 
-    data = _task_data(listing, photo_names, username, password)
+    data = _task_data(listing, photo_names, username, password, totp)
     if approval:
         data["approval"] = approval
     try:

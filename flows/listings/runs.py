@@ -29,12 +29,15 @@ from webtask_flows.run_signals import SubflowStarts
 from webtask_flows.subflows import run_in_own_task
 
 __all__ = ["ListingJob", "plan_jobs", "repair_job", "run_listing", "site_domains", "listing_script_key", "FanOut",
-           "PASSWORD_PLACEHOLDER", "REPAIR_TEMPLATE"]
+           "PASSWORD_PLACEHOLDER", "TOTP_PLACEHOLDER", "run_secrets", "REPAIR_TEMPLATE"]
 
 FanOut = Literal["none", "deployments"]
 # The name the task template's password placeholder uses: {{secret:shop_password}}.
 PASSWORD_SECRET_NAME = "shop_password"
 PASSWORD_PLACEHOLDER = "{{secret:" + PASSWORD_SECRET_NAME + "}}"
+# The account's authenticator code (batch parameter totp_secret): {{totp:shop_2fa}}, the code of the moment.
+TOTP_SECRET_NAME = "shop_2fa"
+TOTP_PLACEHOLDER = "{{totp:" + TOTP_SECRET_NAME + "}}"
 # What tells one listing from another on the site's pages (a search for it, its own page).
 IDENTIFYING_FIELDS = ("sku", "title")
 REPAIR_TEMPLATE = "repair_task.yaml"  # packaged: corrects a mismatched listing through its edit page
@@ -58,6 +61,14 @@ class ListingJob(BaseModel):
         return self.listing.sku
 
 
+def run_secrets(password_secret: str, totp_secret: str | None) -> dict[str, str]:
+    """A run's ``secrets``: the password, and the authenticator's seed when the account has one."""
+    secrets = {PASSWORD_SECRET_NAME: password_secret}
+    if totp_secret:
+        secrets[TOTP_SECRET_NAME] = f"totp:{totp_secret}"
+    return secrets
+
+
 def site_domains(site_url: str, allowed_domains: list[str] | None) -> list[str]:
     """Where the batch's browsers may go: ``allowed_domains``, else the site's own host."""
     return allowed_domains if allowed_domains is not None else [urlsplit(site_url).netloc]
@@ -77,6 +88,7 @@ def plan_jobs(
     approvals: dict[str, str] | None = None,
     human: dict[str, Any] | None = None,
     verify: str = "always",
+    totp_secret: str | None = None,
 ) -> list[ListingJob]:
     """Render every listing's task up front, so a template error fails the batch before any run.
 
@@ -84,17 +96,19 @@ def plan_jobs(
     fields as the replay's parameters (a SKU and title tell one listing from another).
     ``approvals``: SKU -> why a person approves it before Publish (its task says so; it never replays).
     ``human``: each run's ``human`` parameter (how it waits for a person). ``verify``: when each
-    run reads its listing back (its fields, and the template's ``readback`` options)."""
+    run reads its listing back (its fields, and the template's ``readback`` options).
+    ``totp_secret``: the Secret block with the account's TOTP seed (its code typed as ``{{totp:shop_2fa}}``)."""
     template = load_task_template(task_template)
     checking = load_readback_options(task_template)
     domains = site_domains(site_url, allowed_domains)
+    totp = TOTP_PLACEHOLDER if totp_secret else None
     jobs = []
     for listing in listings:
         resources = photo_resource_names(listing)
         approval = (approvals or {}).get(listing.sku)
         task = render_listing_task(
             template, listing, photo_names=list(resources), site_url=site_url,
-            username=username, password=PASSWORD_PLACEHOLDER, approval=approval,
+            username=username, password=PASSWORD_PLACEHOLDER, approval=approval, totp=totp,
         )
         parameters = {
             "task": task,
@@ -104,7 +118,7 @@ def plan_jobs(
             "output_schema": ListingOutput.model_json_schema(),
             "model": model,
             "allowed_domains": domains,
-            "secrets": {PASSWORD_SECRET_NAME: password_secret},
+            "secrets": run_secrets(password_secret, totp_secret),
         }
         if human is not None:  # only then: a deployment made before the parameter existed still works
             parameters["human"] = human
@@ -112,7 +126,7 @@ def plan_jobs(
             parameters["readback"] = listing_readback(listing, list(resources), checking).model_dump(exclude_defaults=True)
             parameters["verify"] = verify
         fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
-                                username=username, password=PASSWORD_PLACEHOLDER)
+                                username=username, password=PASSWORD_PLACEHOLDER, totp=totp)
         if replay_key is not None and approval is None:  # a replay would publish without asking
             parameters["replay"] = {"key": replay_key, "params": fields, "identifying": list(IDENTIFYING_FIELDS)}
         jobs.append(ListingJob(listing=listing, content_hash=listing.content_hash(), parameters=parameters,

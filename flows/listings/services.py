@@ -12,6 +12,11 @@ typed when it stores a listing (``--alter vat,quantity,title``: the read-back's 
 change while the services run: the faults live in ``<workdir>/faults.json`` (read again on every
 model call), the layout is ``POST <site>/_layout``, the alterations ``POST <site>/_alterations``.
 ``GET <site>/api/listings`` counts what is published.
+
+``--second-factor email|totp`` makes the site's log-in ask for a second factor: ``email`` sends a code
+to the site's ``/inbox`` page (the account owner's mailbox: a person reads it there and answers the
+run's form); ``totp`` asks for an authenticator app's code, whose seed is printed as a Secret block
+command (``shop-2fa``) for the batch's ``totp_secret`` parameter: nobody is asked.
 """
 
 from __future__ import annotations
@@ -27,17 +32,19 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from webtask_core.errors import ConfigError
 
 __all__ = ["ServicesOptions", "Services", "TrialPolicy", "running_services", "run_services", "OFFLINE_API_KEY",
-           "FAULTS_FILE"]
+           "FAULTS_FILE", "TOTP_SECRET_BLOCK", "SecondFactor"]
 
 logger = logging.getLogger(__name__)
 
 OFFLINE_API_KEY = "offline-services"  # the fake server accepts any key; the SDK insists on one
 FAULTS_FILE = "faults.json"
+TOTP_SECRET_BLOCK = "shop-2fa"  # the Secret block the printed command saves the TOTP seed in
+SecondFactor = Literal["email", "totp"]
 
 
 @dataclass
@@ -50,6 +57,7 @@ class ServicesOptions:
     fail_skus: list[str] = field(default_factory=list)  # the model API rejects these listings' requests
     layout: str = ""  # the site's layout: "" (original), "all", or changes ("renamed_field,extra_step")
     alter: str = ""  # what the site changes in what you typed: "" (nothing), or "vat,quantity,title"
+    second_factor: SecondFactor | None = None  # what the site's log-in asks after the password
 
 
 @dataclass
@@ -57,6 +65,8 @@ class Services:
     model_url: str
     site_url: str  # the listings page: where every task starts
     workdir: Path
+    second_factor: SecondFactor | None = None
+    totp_seed: str | None = None  # with second_factor "totp": what an authenticator app is set up with
 
     @property
     def faults_file(self) -> Path:
@@ -65,6 +75,11 @@ class Services:
     @property
     def site_root(self) -> str:
         return self.site_url.rsplit("/listings", 1)[0]
+
+    @property
+    def inbox_url(self) -> str:
+        """The account owner's mailbox, where an e-mailed sign-in code lands."""
+        return self.site_root + "/inbox"
 
     def environment(self) -> dict[str, str]:
         """What a worker (model, site, ledger, sessions) and ``prefect deploy`` (the nightly parameters) read."""
@@ -87,8 +102,10 @@ class Services:
         from webtask_flows.listings.demo import DEMO_PASSWORD
 
         exports = [f"export {name}={shlex.quote(value)}" for name, value in self.environment().items()]
-        secret = f"Secret(value={DEMO_PASSWORD!r}).save('shop-password', overwrite=True)"  # the batch's default block
-        return [*exports, f'python -c "from prefect.blocks.system import Secret; {secret}"']
+        secrets = [f"Secret(value={DEMO_PASSWORD!r}).save('shop-password', overwrite=True)"]  # the batch's default
+        if self.totp_seed:  # the batch's totp_secret parameter names it
+            secrets.append(f"Secret(value={self.totp_seed!r}).save({TOTP_SECRET_BLOCK!r}, overwrite=True)")
+        return [*exports, f'python -c "from prefect.blocks.system import Secret; {"; ".join(secrets)}"']
 
 
 class TrialPolicy:
@@ -179,11 +196,14 @@ def running_services(options: ServicesOptions) -> Iterator[Services]:
                 raise ConfigError("model_port", f"cannot listen on 127.0.0.1:{options.model_port}: {error}") from None
             try:
                 shop = stack.enter_context(Marketplace(users={DEMO_USER: DEMO_PASSWORD}, port=options.site_port,
-                                                       layout=layout, alterations=alterations))
+                                                       layout=layout, alterations=alterations,
+                                                       second_factor=options.second_factor))
             except RuntimeError as error:
                 raise ConfigError("site_port", str(error)) from None
             write_demo_manifest(workdir, options.listings)
-            yield Services(model_url=model.base_url, site_url=shop.url("/listings"), workdir=workdir)
+            yield Services(model_url=model.base_url, site_url=shop.url("/listings"), workdir=workdir,
+                           second_factor=options.second_factor,
+                           totp_seed=shop.checks.totp_seed if options.second_factor == "totp" else None)
     finally:
         if owned:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -205,6 +225,13 @@ def run_services(options: ServicesOptions, say: Callable[[str], None], note: Cal
                  f"{options.layout or 'original'} (switch: POST {services.site_root}/_layout); what the site "
                  f"changes in what you typed: {options.alter or 'nothing'} (switch: POST {services.site_root}/_alterations); "
                  f"published: GET {services.site_root}/api/listings")
+            if services.second_factor == "email":
+                note(f"Second factor: the log-in e-mails a code to {services.inbox_url} (the account owner's "
+                     "mailbox): read it there and answer the run's form (the webtask-waiting alert links to it)")
+            elif services.second_factor == "totp":
+                note(f"Second factor: an authenticator app's code; its seed goes in the Secret block "
+                     f"{TOTP_SECRET_BLOCK!r} (the command below): run the batch with --param "
+                     f"totp_secret={TOTP_SECRET_BLOCK} and nobody is asked")
             note("Where the worker and `prefect deploy` run:")
             for line in services.instructions():
                 say(line)

@@ -36,7 +36,7 @@ def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     # in the session's temp folder, never in ~/.webtask.
     os.environ.setdefault("WEBTASK_TRACE", "off")
     os.environ.setdefault("WEBTASK_TRACE_STORE", str(tmp_path_factory.mktemp("traces")))
-    with prefect_test_harness(server_startup_timeout=60):
+    with prefect_test_harness(server_startup_timeout=180):  # 60 s timed out on a busy 2-core machine
         yield
 
 

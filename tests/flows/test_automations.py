@@ -133,7 +133,8 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
                           labels={**labels, "sku": "NIGHT-010"})
         emit_waiting_event(HumanRequest(question="Enter the sign-in code", kind="code", why="a second factor",
                                         url="https://shop.example/login/verify"),
-                           task="Create a listing ...", labels={**labels, "sku": "NIGHT-011"}, timeout_s=3600)
+                           task="Create a listing ...", labels={**labels, "sku": "NIGHT-011"}, timeout_s=3600,
+                           suspends_after_s=600, form_url="http://127.0.0.1:4200/v2/runs/flow-run/0b1c")
         emit_script_event("recorded", key="listing-task.shop.v1", revision=1, steps=8, task="Create a listing ...",
                           handovers=[], labels=labels)  # no alert for a first recording
         # A run of its own crashed (a name on two lines: the subject stays on one); a batch's listing
@@ -208,5 +209,8 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
     mismatch = next(p for p in webhook.posts if "NIGHT-015" in p["subject"])["body"]
     assert "title" not in mismatch and "Picture of the page: https://pics/15.jpg" in mismatch
     assert "Listing: https://shop.example/listings/15" in mismatch
+    waiting = next(p for p in webhook.posts if "needs a person" in p["subject"])["body"]
+    assert "Answer here: http://127.0.0.1:4200/v2/runs/flow-run/0b1c" in waiting  # the form that shows dots
+    assert "(after 600 s the run frees its worker; any worker resumes it once you answer)" in waiting
     sku_post = next(p for p in webhook.posts if "NIGHT-007 (batch" in p["subject"])
     assert "SKU: NIGHT-007" in sku_post["body"] and "Batch: nightly-owl (0b1c)" in sku_post["body"]

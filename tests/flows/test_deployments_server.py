@@ -18,17 +18,20 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import httpx
 import pytest
 from flow_helpers import (
     SHOP_PASSWORD,
     USERS,
+    WebhookReceiver,
     fake_model_env,
     flow_env,  # noqa: F401 (fixture)
     listing_task,
     shop,  # noqa: F401 (fixture)
 )
+from prefect_ui import answer_in_the_ui
 from test_batch_flow import manifest_rows, requests_per_sku, write_photos
 
 from webtask_core.testing import MarketplaceListingPolicy
@@ -100,7 +103,7 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
         running.stop_all()
 
 
-async def wait_healthy(api_url: str, timeout_s: float = 90) -> None:
+async def wait_healthy(api_url: str, timeout_s: float = 180) -> None:  # a server starting on a busy machine
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient() as http:
         while time.monotonic() < deadline:
@@ -286,13 +289,16 @@ async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop,
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 async def test_a_suspended_run_resumes_on_another_worker_with_the_answer(flow_env, processes, monkeypatch, tmp_path):
+    """Asked for a log-in code, the run suspends (one alert, with its SKU and batch); a person answers
+    in the Prefect UI the alert links to, in a real Chromium, and another worker resumes the run."""
     from prefect.client.orchestration import PrefectClient
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 
     sessions = tmp_path / "shared-sessions"  # what S3 would be between machines
     api_url = processes.env["PREFECT_API_URL"]
-    with Marketplace(users=USERS, second_factor="email") as shop:
+    with Marketplace(users=USERS, second_factor="email") as shop, WebhookReceiver() as webhook:
         async with fake_model_env(MarketplaceListingPolicy(login_only=True), monkeypatch) as server:
             processes.env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key",
                                   "WEBTASK_SESSION_STORE": str(sessions)})
@@ -301,12 +307,17 @@ async def test_a_suspended_run_resumes_on_another_worker_with_the_answer(flow_en
             processes.run(sys.executable, "-c", "from prefect.blocks.system import Secret; "
                           f"Secret(value={SHOP_PASSWORD!r}).save('shop-password', overwrite=True)")
             processes.run(PREFECT, "--no-prompt", "deploy", "--name", "default")
+            processes.run(sys.executable, "-m", "webtask_flows.automations", "webhook-block", "webtask-alerts",
+                          webhook.url)
+            processes.run(sys.executable, "-m", "webtask_flows.automations", "create",
+                          str(PROJECT / "deployments" / "automations" / "webtask-waiting.yaml"))
             first = processes.start("worker-a", PREFECT, "worker", "start", "--pool", "webtask-pool",
                                     "--name", "worker-a")
             parameters = {"task": listing_task(shop.url("/listings")), "start_url": shop.url("/listings"),
                           "max_steps": 10, "session_key": "suspended-login",
                           "secrets": {"shop_password": "shop-password"},
-                          "human": {"timeout_s": 600, "suspend_after_s": 0}}
+                          "human": {"timeout_s": 600, "suspend_after_s": 0},
+                          "labels": {"sku": "SUSP-001", "batch_name": "nightly-owl"}}
             said = processes.run(PREFECT, "deployment", "run", "run-webtask/default", "--params",
                                  json.dumps(parameters))
             flow_run_id = said.split("UUID:")[1].split()[0].strip()
@@ -323,15 +334,35 @@ async def test_a_suspended_run_resumes_on_another_worker_with_the_answer(flow_en
                         break
                     await asyncio.sleep(0.5)
                 assert lock.active_slots == 0
-                os.killpg(first.pid, signal.SIGTERM)  # the first worker goes away
-                first.wait(timeout=30)
+                # The first worker goes away as deployments/README says: the pool paused meanwhile, so
+                # it takes no run while it winds down; then another worker.
+                processes.run(PREFECT, "work-pool", "pause", "webtask-pool")
+                os.killpg(first.pid, signal.SIGTERM)
+                first.wait(timeout=120)
+                processes.run(PREFECT, "work-pool", "resume", "webtask-pool")
                 processes.start("worker-b", PREFECT, "worker", "start", "--pool", "webtask-pool", "--name", "worker-b")
                 code = shop.checks.inbox[-1].code
-                async with httpx.AsyncClient() as http:
-                    answered = await http.post(f"{api_url}/flow_runs/{flow_run_id}/resume",
-                                               json={"run_input": {"answer": code}})
-                assert answered.json()["status"] == "ACCEPT", answered.text
+                # One alert for the question (not a second one when the run suspended), with its SKU
+                # and batch, linking to the page whose form draws the code as dots.
+                (alert,) = await webhook.wait_for(lambda post: "needs a person" in post["subject"], timeout_s=120)
+                assert alert["subject"] == "webtask needs a person: listing SUSP-001 (batch nightly-owl)", alert
+                form_url = alert["body"].split("Answer here: ")[1].split()[0]
+                assert form_url == f"{api_url.removesuffix('/api')}/v2/runs/flow-run/{flow_run_id}", alert["body"]
+                # A person answers in that form, in a real Chromium: the code is drawn as dots.
+                form = await answer_in_the_ui(form_url, code, tmp_path / "answer-form.png")
+                assert (form.field_type, form.typed) == ("password", code)
+                assert code not in form.shown_text and code not in form.field_text
+                assert "sign-in code" in form.shown_text  # the question, above the field
                 run = await wait_for_flow_run(client, flow_run_id, lambda run: run.state.is_final(), "final state", 120)
+                # The resumed run read its answer without suspending again, and the server keeps no answer.
+                said = [log.message for log in await client.read_logs(log_filter=LogFilter(
+                    flow_run_id=LogFilterFlowRunId(any_=[UUID(flow_run_id)])))]
+                assert sum(message.startswith("Suspending flow run") for message in said) == 1, said
+                kept = await client.filter_flow_run_input(flow_run_id=UUID(flow_run_id), key_prefix="paused",
+                                                          limit=50, exclude_keys=set())
+                assert not [item.key for item in kept if item.key.endswith("-response")], kept
+                await asyncio.sleep(5)  # an alert from a second announcement would have come by now
+                assert len(webhook.posts) == 1, webhook.posts
 
     assert run.state.is_completed(), run.state.message
     assert "suspended" in "".join(run.empirical_policy.pause_keys)

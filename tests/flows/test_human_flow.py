@@ -156,6 +156,9 @@ async def test_a_rejected_approval_ends_the_run_aborted_with_the_comment(flow_en
     assert state.is_failed() and state.name == "Aborted"
     result = await webtask_result(state)
     assert (result.status, result.feedback) == (WorkerStatus.aborted, "rejected by the reviewer (Prefect UI): too cheap")
+    # Every answer, not only a secret one, is deleted from the server once the run has read it.
+    kept = [item.key for item in await run_inputs(state.state_details.flow_run_id)]
+    assert kept and not [key for key in kept if key.endswith("-response")], kept
 
 
 async def test_no_answer_in_time_ends_the_run_aborted(flow_env, shop_secret, monkeypatch):

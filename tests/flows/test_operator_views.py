@@ -1,6 +1,6 @@
 """What an operator reads first, rendered without a run: step task run names, what replay checked,
-costs and what replay saved, the batch summary's columns (fit 1,400 px, failures and why first),
-and no character that needs an emoji font."""
+costs and what replay saved, the batch summary's columns (fit the artifact page, failures and why
+first, token columns that recompute to the cost), and no character that needs an emoji font."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from webtask_core.replay.commit import CommitCheck, ExpectedControl
 from webtask_core.replay.signature import ElementFingerprint, PageSignature
 from webtask_flows.artifacts import step_markdown, summary_markdown
 from webtask_flows.costs import CallUsage, RunPricing
-from webtask_flows.listings.artifacts import cost_line, summary_rows
+from webtask_flows.listings.artifacts import cause_first, cost_line, failure_reason, summary_rows
 from webtask_flows.listings.models import ListingResult
+from webtask_flows.listings.spend import AttemptSpend, BatchSpend
 from webtask_flows.replay_notes import ReplayWatch
 from webtask_flows.run_result import WebtaskResult
 from webtask_flows.step_names import step_run_name
@@ -98,27 +99,53 @@ def test_costs_and_what_replay_saved():
     assert RunPricing("claude-mythos-5", PriceTable()).run_cost(asked, CALL_USAGE).cost is None
 
 
-def test_the_batch_summary_fits_1400_px_with_failures_and_why_first():
+def test_the_batch_summary_fits_the_artifact_page_with_failures_and_why_first():
+    usage = Usage(input_tokens=2_100, cache_write_tokens=5_300, cache_read_tokens=41_000, output_tokens=1_900)
+    pricing = RunPricing("claude-sonnet-4-5", PriceTable())
     results = [
         ListingResult(sku="NIGHT-001", status="completed", listing_url="https://shop.example.com/listings/1001",
-                      model_calls=9, replay="recorded", cost_usd=0.0612),
+                      model_calls=9, replay="recorded", cost_usd=pricing.cost(usage).total_usd, usage=usage,
+                      tokens=usage.total_tokens),
         ListingResult(sku="NIGHT-002", status="aborted", model_calls=4, replay="handed_over", cost_usd=0.031,
                       feedback="The marketplace rejected the price: 'Enter a price between 1 and 10,000'. " * 4),
         ListingResult(sku="NIGHT-003", status="completed", skipped=True, listing_url="https://shop.example.com/l/9"),
+        ListingResult(sku="NIGHT-004", status="error", cost_usd=0.0, feedback=(
+            "PermanentModelError: model API returned 400: invalid_request_error: the listing of SKU NIGHT-004 "
+            "is set to fail (/tmp/trial/faults.json)")),
     ]
     rows = summary_rows(results)
-    assert [row["sku"] for row in rows] == ["NIGHT-002", "NIGHT-001", "NIGHT-003"]
-    first = ["reason", "sku", "status", "model calls", "replay", "cost", "saved by replay", "listing_url"]
+    assert [row["sku"] for row in rows] == ["NIGHT-002", "NIGHT-004", "NIGHT-001", "NIGHT-003"]
+    first = ["reason", "sku", "status", "cost", "listing_url"]
     assert list(rows[0])[: len(first)] == first
-    assert rows[0]["reason"].startswith("The marketplace rejected the price") and len(rows[0]["reason"]) <= 48
-    assert rows[1]["reason"] == "" and rows[2]["status"] == "already done"
+    assert rows[0]["reason"] == "The marketplace rejected the pric…"
+    # An error's own words first, what wrapped it after (it was "PermanentModelError: model API returned 400: in…").
+    assert rows[1]["reason"] == "the listing of SKU NIGHT-004 is s…"
+    assert failure_reason(results[3]) == ("the listing of SKU NIGHT-004 is set to fail (/tmp/trial/faults.json) "
+                                          "(PermanentModelError: model API returned 400: invalid_request_error)")
+    assert cause_first("the run ended Crashed: Flow run infrastructure exited with non-zero status code -9.") == (
+        "Flow run infrastructure exited with non-zero status code -9. (the run ended Crashed)")
+    assert cause_first("row 3, photos.1: object not found: s3://b/k.jpg") == (
+        "object not found: s3://b/k.jpg (row 3, photos.1)")
+    assert rows[2]["reason"] == "" and rows[3]["status"] == "already done"
 
-    # Prefect's table: ~7.5 px per character of the widest cell or header, 32 px of padding a column.
-    def width(column: str) -> float:
-        return 7.5 * max(len(column), *(len(str(row[column])) for row in rows)) + 32
+    # The token columns, by kind, recompute to the cost (cache writes are not fresh input).
+    row = rows[2]
+    price = PriceTable().price_of("claude-sonnet-4-5")
+    assert price is not None
+    recomputed = (row["fresh input tokens"] * price.input + row["cache write tokens"] * price.cache_write_price
+                  + row["cache read tokens"] * price.cache_read_price + row["output tokens"] * price.output) / 1e6
+    assert f"${recomputed:.4f}" == row["cost"]
+    assert row["fresh input tokens"] + row["cache write tokens"] + row["cache read tokens"] + row["output tokens"] \
+        == row["tokens"]
 
-    assert sum(width(column) for column in first) <= 1400
-    assert cost_line(results) == "Cost: $0.0922. "
+    # That these columns fit the ~844 px Prefect's artifact page gives the table is measured in a real
+    # browser on a real server: tests/flows/listings/test_batch_crash_server.py.
+    assert cost_line(results) == "Cost: $0.0980. "
+    spend = BatchSpend(attempts=[AttemptSpend(attempt=1, cost_usd=0.0332, runs=3),
+                                 AttemptSpend(attempt=2, cost_usd=0.0147, runs=2)])
+    assert cost_line(results, spend) == "Cost: $0.0479 over 2 attempts (attempt 1: $0.0332, attempt 2: $0.0147). "
+    assert cost_line(results, unpriced_model="claude-mythos-5").startswith(
+        "Cost: unknown (the model claude-mythos-5 has no price")
 
 
 def test_no_character_needs_an_emoji_font():

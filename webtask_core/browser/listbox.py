@@ -24,8 +24,11 @@ __all__ = ["choose"]
 
 _OPEN_WAIT_MS = 1500  # for the list to show after the widget was clicked, or after typing
 _SHOWN_WAIT_S = 1.5  # for the widget to show the choice after the option was clicked
-_CLOSE_WAIT_S = 0.5  # for its list to close after Escape
+# For its list to close after Escape: the wait ends as soon as it shows closed, and a list still
+# closing when the next action comes covers the next control or answers for it (seen at load 20).
+_CLOSE_WAIT_S = 2.0
 _SHOWN_QUIET_S = 0.15  # what it shows must hold this long: a re-render may blank it for a moment
+_CLOSED_QUIET_S = 0.3  # a list closed after typing must stay closed this long
 
 
 def _fold(text: str) -> str:
@@ -201,9 +204,18 @@ async def _close(widget: _Widget, target: Target, force: bool = False) -> None:
         await target.frame.page.keyboard.press("Escape")
         # Until it shows closed (a closing list still covers what is below it, and a widget asked
         # again while it closes would be taken for open), at most _CLOSE_WAIT_S.
+        # After typing, closed must also hold for a moment: the widget's search may answer the typed
+        # text late and open the list again over the next control (seen under load); Escape again then.
         deadline = time.monotonic() + _CLOSE_WAIT_S
+        closed_since: float | None = None
         while time.monotonic() < deadline:
             now = await widget.call("shown")
+            moment = time.monotonic()
             if not now["expanded"] and not now["closing"]:
-                break
+                closed_since = moment if closed_since is None else closed_since
+                if not force or moment - closed_since >= _CLOSED_QUIET_S:
+                    break
+            elif closed_since is not None:
+                closed_since = None
+                await target.frame.page.keyboard.press("Escape")
             await asyncio.sleep(0.03)

@@ -35,6 +35,9 @@ async def subflow_runs_of(state) -> list:
     ({"model": ""}, "model", "expected a non-empty model name"),
     ({"model": "gpt-5"}, "model", "is not a Claude model name"),
     ({"max_steps": 0}, "max_steps", "must be a positive integer"),
+    ({"totp_secret": "no-such-seed"}, "totp_secret", "no Secret block named 'no-such-seed'"),
+    # The password's block holds a password, not a base32 seed.
+    ({"totp_secret": "webtask-test-shop-password"}, "totp_secret", "is not a base32 TOTP seed"),
 ])
 async def test_a_parameter_every_listing_would_fail_on_fails_the_batch_first(
         flow_env, shop, shop_secret, monkeypatch, tmp_path, override, parameter, says):

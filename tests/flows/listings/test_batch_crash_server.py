@@ -23,12 +23,14 @@ from flow_helpers import (
     flow_env,  # noqa: F401 (fixture)
     shop,  # noqa: F401 (fixture)
 )
+from prefect_ui import artifact_table_widths
 from test_batch_flow import manifest_rows, write_photos
 from test_deployments_server import (
     PREFECT,
     PROJECT,
     deploy_nightly,
     processes,  # noqa: F401 (fixture)
+    wait_for_attempt,
     wait_for_run,
 )
 
@@ -67,7 +69,7 @@ async def running_run(client: Any, deployment: str, timeout_s: float = 60) -> An
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(900)
 async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed(flow_env, shop, processes,
                                                                                  monkeypatch, tmp_path):
     from prefect.client.orchestration import PrefectClient
@@ -77,13 +79,16 @@ async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed
     write_photos(tmp_path, rows)
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text("\n".join(json.dumps(row) for row in rows))
-    thinking, released = threading.Event(), threading.Event()
+    thinking, released, retried = threading.Event(), threading.Event(), threading.Event()
     lister = MarketplaceListingPolicy()
 
     def policy(request: dict[str, Any]) -> Any:
-        if task_json(request).get("sku") == "NIGHT-2":  # the model "thinks" until the process is gone
+        sku = task_json(request).get("sku")
+        if sku == "NIGHT-2" and not released.is_set():  # the model "thinks" until the process is gone
             thinking.set()
             released.wait(120)
+        if sku == "NIGHT-3" and retried.is_set():  # in the retry, the API refuses NIGHT-3's request
+            raise RuntimeError("the listing of SKU NIGHT-3 is set to fail (faults.json)")
         return lister(request)
 
     api_url = processes.env["PREFECT_API_URL"]
@@ -131,4 +136,88 @@ async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed
                     ("NIGHT-2", str(batch.id))]
                 report = await wait_for_run(client, "report-webtask-crash/crash-report", timeout_s=60)
                 assert report.state.is_completed()
-    assert [len(shop.listing_by_sku(row["sku"])) for row in rows] == [1, 0, 0]
+                # What the killed attempt spent is in the crash event (every run kept it as it went).
+                (crash_event,) = await stored_events(client, "webtask.batch.crashed")
+                first_spent = crash_event.payload["cost_usd"]
+                assert first_spent > 0 and [(item["attempt"], item["cost_usd"]) for item in
+                                            crash_event.payload["cost_by_attempt"]] == [(1, first_spent)]
+                # Nothing the dead process ran is left Running: its task runs and in-process listings.
+                assert await unfinished_runs(client, batch.id) == []
+
+                retried.set()
+                processes.run(PREFECT, "flow-run", "retry", str(batch.id))
+                batch = await wait_for_attempt(client, batch.id, 2, timeout_s=300)
+                assert batch.state.is_failed() and "NIGHT-3" in batch.state.message, batch.state.message
+                assert await unfinished_runs(client, batch.id) == []
+                await check_the_cost_of_both_attempts(client, batch, first_spent)
+                await check_the_summary_fits_the_artifact_page(client, batch, processes.env["PREFECT_API_URL"])
+    assert [len(shop.listing_by_sku(row["sku"])) for row in rows] == [1, 1, 0]
+
+
+async def stored_events(client: Any, name: str, count: int = 1) -> list[Any]:
+    """The events named ``name``, once the server has stored ``count`` of them (storage follows the
+    event stream in batches)."""
+    from prefect.events.filters import EventFilter, EventNameFilter
+
+    found: list[Any] = []
+    for _ in range(60):
+        found = (await client.read_events(filter=EventFilter(event=EventNameFilter(name=[name])), limit=10)).events
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(1)
+    raise AssertionError(f"{len(found)} {name} event(s) stored, expected {count}")
+
+
+async def unfinished_runs(client: Any, batch_id: Any) -> list[str]:
+    """The batch's task runs and child flow runs (and theirs) not in a final state."""
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    from webtask_flows.listings.spend import child_runs
+
+    children = await child_runs(client, batch_id)
+    flow_run_ids = [batch_id, *(child.id for child in children)]
+    task_runs = await client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=flow_run_ids)))
+    return [f"{run.name}: {run.state.name}" for run in [*children, *task_runs]
+            if run.state is not None and not run.state.is_final()]
+
+
+async def check_the_cost_of_both_attempts(client: Any, batch: Any, first_spent: float) -> None:
+    """The batch's cost is what both attempts spent, by attempt: its event and its summary say so, and
+    the errored listing has a cost, not a missing price."""
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    (failed,) = await stored_events(client, "webtask.batch.failed")
+    by_attempt = failed.payload["cost_by_attempt"]
+    assert [item["attempt"] for item in by_attempt] == [1, 2] and by_attempt[0]["cost_usd"] == first_spent
+    assert by_attempt[1]["cost_usd"] > 0  # NIGHT-2 listed again in the retry
+    assert failed.payload["cost_usd"] == round(first_spent + by_attempt[1]["cost_usd"], 6)
+    (summary,) = [artifact for artifact in await client.read_artifacts(
+        artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[batch.id]))) if artifact.type == "table"]
+    assert failed.payload["cost_line"] in summary.description and "over 2 attempts (attempt 1: $" in summary.description
+    assert "without a price" not in summary.description
+    rows = {row["sku"]: row for row in json.loads(summary.data)}
+    assert rows["NIGHT-3"]["status"] == "error" and rows["NIGHT-3"]["cost"] == "$0.0000", rows["NIGHT-3"]
+    assert rows["NIGHT-3"]["reason"].startswith("the listing of SKU NIGHT-3"), rows["NIGHT-3"]
+
+
+async def check_the_summary_fits_the_artifact_page(client: Any, batch: Any, api_url: str) -> None:
+    """On the artifact page of both of the server's UIs, in a real Chromium whose window leaves the table
+    ~844 px, the first columns — why, which listing, how it ended, what it cost, where it is — show whole."""
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    (summary,) = [artifact for artifact in await client.read_artifacts(
+        artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[batch.id]))) if artifact.type == "table"]
+    ui = api_url.removesuffix("/api")
+    first = ["reason", "sku", "status", "cost", "listing_url"]
+    # The classic UI in a 1,400 px window, the new one (a wider side bar) in a 1,540 px one.
+    for page, window in ((f"{ui}/artifacts/artifact/{summary.id}", 1400), (f"{ui}/v2/artifacts/artifact/{summary.id}",
+                                                                            1540)):
+        seen = await artifact_table_widths(page, window)
+        assert 800 <= seen["room"] <= 900, (page, seen["room"])
+        assert seen["headers"][: len(first)] == first, seen["headers"]
+        edge = seen["edges"][len(first) - 1]  # where the listing_url column ends
+        assert edge <= seen["room"], (page, seen["room"], seen["edges"])
+        shown = {row[1]["text"]: row[: len(first)] for row in seen["cells"]}
+        assert shown["NIGHT-3"][0]["text"].startswith("the listing of SKU NIGHT-3"), shown
+        assert shown["NIGHT-2"][4]["text"].startswith("http://") and "/listings/" in shown["NIGHT-2"][4]["text"]
+        assert all(cell["fits"] for row in shown.values() for cell in row), shown

@@ -99,7 +99,7 @@ async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, mo
             assert result.listing_url == listing.url and result.steps > 0 and result.tokens > 0
             # tokens by kind, to price the listing: later steps read the earlier ones from the cache
             assert result.tokens == result.usage.total_tokens and result.usage.cache_read_tokens > 0
-            assert 0 < result.fresh_input_tokens < result.tokens
+            assert 0 < result.uncached_input_tokens < result.tokens
             assert sorted(p.sha256 for p in listing.photos) == sorted(
                 hashlib.sha256(photos[relative]).hexdigest() for relative in row["photos"])
             run = await read_flow_run(result.flow_run_id)  # a run-webtask subflow named after the SKU

@@ -59,7 +59,7 @@ async def test_the_ledger_on_s3_is_seen_by_another_ledger_object(s3_endpoint: st
     again = await open_ledger(where, site_url="http://shop.example", username="demo")
     found = await again.lookup(LISTING)
     assert found is not None and found.skipped and found.tokens == 1234
-    assert found.usage == DONE.usage and found.fresh_input_tokens == 400
+    assert found.usage == DONE.usage and found.uncached_input_tokens == 400
 
 
 async def test_an_unreachable_ledger_fails_before_anything_runs(s3_endpoint: str, monkeypatch):

@@ -17,7 +17,7 @@ def test_the_demo_command_lists_every_product_on_the_marketplace_and_answers_one
            if not name.startswith(("PREFECT_", "ANTHROPIC_"))}
     env["HOME"] = str(tmp_path)  # the demo keeps Prefect's database under ~/.webtask/demo/prefect
     webtask = Path(sys.executable).with_name("webtask")
-    done = subprocess.run([str(webtask), "demo", "--listings", "3"], env=env, cwd=tmp_path,
+    done = subprocess.run([str(webtask), "demo", "--listings", "3", "--json"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-4000:]
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
@@ -91,3 +91,13 @@ def test_without_the_demo_extra_the_commands_say_what_to_install(command: str):
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip() == (f"error: `webtask {command}` needs the demo extra (python-multipart not "
                                    "installed): pip install 'prefect-webtask[demo]'")
+
+
+def test_the_demo_prints_its_json_line_only_when_asked(capsys):
+    from webtask_flows.listings.cli import print_outcome
+
+    outcome = {"status": "completed", "listings": []}
+    print_outcome(outcome, json_line=False)  # a person reads the demo's own lines (stderr), not a JSON dump
+    assert capsys.readouterr().out == ""
+    print_outcome(outcome, json_line=True)
+    assert json.loads(capsys.readouterr().out) == outcome

@@ -139,3 +139,52 @@ def test_an_unknown_layout_change_is_refused(tmp_path: Path):
     with pytest.raises(ConfigError, match="layout: unknown layout change 'bigger_buttons'"):
         with running_services(ServicesOptions(workdir=tmp_path, layout="bigger_buttons")):
             pass
+
+
+@pytest.mark.parametrize("factor", ["email", "totp"])
+def test_a_second_factor_for_the_trial(tmp_path: Path, factor: str):
+    """`--second-factor email`: the log-in e-mails a code to the site's inbox page, where a person reads
+    it; `--second-factor totp`: the seed is printed as a Secret block command, and its code is accepted."""
+    import re
+
+    import pyotp
+
+    webtask = Path(sys.executable).with_name("webtask")
+    process = subprocess.Popen([str(webtask), "services", "--listings", "1", "--workdir", str(tmp_path / "kit"),
+                                "--second-factor", factor], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        exports = read_exports(process)
+        site = exports["WEBTASK_SITE_URL"].rsplit("/listings", 1)[0]
+        with httpx.Client(base_url=site, timeout=10, follow_redirects=True) as browser:
+            asked = browser.post("/login", data={"username": "demo", "password": "demo-pass"})
+            assert asked.status_code == 200 and "/login/verify" in str(asked.url)  # a second factor is asked
+            token = re.search(r'name="token" value="([^"]+)"', asked.text)
+            assert token, asked.text
+            if factor == "email":
+                assert "secret command" in exports and "shop-2fa" not in exports["secret command"]
+                code = re.search(r"\b(\d{6})\b", browser.get("/inbox").text)  # what the owner reads
+                assert code, "no code on the inbox page"
+                typed = code.group(1)
+            else:
+                seed = re.search(r"Secret\(value='([A-Z2-7]+)'\)\.save\('shop-2fa'", exports["secret command"])
+                assert seed, exports["secret command"]
+                typed = pyotp.TOTP(seed.group(1)).now()  # what an authenticator app set up with it shows
+            verified = browser.post("/login/verify", data={"token": token.group(1), "code": typed})
+            assert verified.status_code == 200 and "/login" not in str(verified.url), verified.text[-500:]
+    finally:
+        process.send_signal(signal.SIGINT)
+        _stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    said = " ".join(stderr.split())
+    if factor == "email":
+        assert f"the log-in e-mails a code to {site}/inbox" in said
+    else:
+        assert "run the batch with --param totp_secret=shop-2fa" in said
+
+
+def test_an_unknown_second_factor_is_refused(tmp_path: Path):
+    webtask = Path(sys.executable).with_name("webtask")
+    done = subprocess.run([str(webtask), "services", "--second-factor", "sms"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "--second-factor must be email or totp, got 'sms'" in done.stderr
