@@ -212,6 +212,10 @@ def summary_markdown(result: WebtaskResult, *, task: str, secrets: SecretValues 
         lines.append(f"| Session key | {_code(result.session_key)} |")
     if result.final_url:
         lines.append(f"| Final page | {_code(result.final_url)} |")
+    if result.readback is not None:
+        from webtask_flows.readback_flow import readback_markdown
+
+        lines.append(readback_markdown(result.readback))
     if result.output is not None:
         lines += ["", "**Output**", "", "```json", json.dumps(result.output, indent=2, default=str), "```"]
     return mask("\n".join(lines)) + "\n"

@@ -4,6 +4,8 @@ alert on them.
 A task (one ``run-webtask`` run) ends with exactly one of:
 
 - ``webtask.task.completed`` / ``webtask.task.aborted`` / ``webtask.task.max-steps``: the agent's outcome;
+- ``webtask.listing.mismatch``: the task completed, and reading its listing back found the site
+  showing it otherwise (each field expected vs shown, the listing's URL, a picture: webtask_flows.readback_flow);
 - ``webtask.task.failed``: the run itself failed — bad input, a missing S3 object or Secret, the model
   API down beyond the retries — so the agent never reached an outcome;
 - ``webtask.task.error`` (emitted by a parent, e.g. a batch): a run that ended without saying so
@@ -44,12 +46,13 @@ __all__ = [
     "emit_handover_event",
 ]
 
-TaskOutcome = Literal["completed", "aborted", "max_steps", "failed", "error", "crashed", "waiting"]
+TaskOutcome = Literal["completed", "aborted", "max_steps", "mismatch", "failed", "error", "crashed", "waiting"]
 
 TASK_EVENT_NAMES: dict[str, str] = {
     "completed": "webtask.task.completed",
     "aborted": "webtask.task.aborted",
     "max_steps": "webtask.task.max-steps",
+    "mismatch": "webtask.listing.mismatch",  # the read-back: the site shows the listing otherwise
     "failed": "webtask.task.failed",
     "error": "webtask.task.error",
     "crashed": "webtask.task.crashed",

@@ -23,7 +23,7 @@ from webtask_core.images import shrink_jpeg
 if TYPE_CHECKING:
     from webtask_flows.screenshots import ScreenshotStore
 
-__all__ = ["own_run_artifacts", "publish_picture", "INLINE_PICTURE_WIDTH"]
+__all__ = ["own_run_artifacts", "publish_picture", "picture_url", "INLINE_PICTURE_WIDTH"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,23 +47,29 @@ def own_run_artifacts() -> Iterator[None]:
         TaskRunContext.__var__.reset(token)
 
 
+async def picture_url(jpeg_b64: str, *, name: str, screenshots: ScreenshotStore | None = None) -> str | None:
+    """Where one page's picture can be seen: a presigned URL in the screenshot store when there is
+    one, else a small inline JPEG (a data URI); None when it is not a JPEG it could read."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if screenshots is not None and context is not None and context.flow_run is not None:
+        return await screenshots.put(str(context.flow_run.id), name, jpeg_b64)
+    try:
+        small = shrink_jpeg(base64.b64decode(jpeg_b64), INLINE_PICTURE_WIDTH, quality=70)
+    except ValueError:  # not base64
+        small = None
+    if small is None:  # a picture is a record only: never fail the run for it
+        logger.warning("Not showing the picture %r: not a JPEG it could read", name)
+        return None
+    return "data:image/jpeg;base64," + small
+
+
 async def publish_picture(jpeg_b64: str, *, name: str, description: str,
                           screenshots: ScreenshotStore | None = None) -> Any:
     """An image artifact of one page (``name`` names its file in the store: ``final``,
     ``handover-5``); returns the artifact's id."""
     from prefect.artifacts import acreate_image_artifact
-    from prefect.context import FlowRunContext
 
-    context = FlowRunContext.get()
-    if screenshots is not None and context is not None and context.flow_run is not None:
-        url = await screenshots.put(str(context.flow_run.id), name, jpeg_b64)
-    else:
-        try:
-            small = shrink_jpeg(base64.b64decode(jpeg_b64), INLINE_PICTURE_WIDTH, quality=70)
-        except ValueError:  # not base64
-            small = None
-        if small is None:  # a picture is a record only: never fail the run for it
-            logger.warning("Not showing the picture %r: not a JPEG it could read", name)
-            return None
-        url = "data:image/jpeg;base64," + small
-    return await acreate_image_artifact(url, description=description)
+    url = await picture_url(jpeg_b64, name=name, screenshots=screenshots)
+    return None if url is None else await acreate_image_artifact(url, description=description)

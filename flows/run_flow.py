@@ -34,6 +34,7 @@ from webtask_core.browser.runtime import BrowserRuntime
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.anthropic import DEFAULT_MODEL, AnthropicLLM, check_model_name
+from webtask_core.readback import ReadBack, VerifyMode
 from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import validate_resource_name
 from webtask_core.secrets import SecretValue
@@ -54,6 +55,7 @@ from webtask_flows.events import (
 from webtask_flows.human import HumanWait, PrefectHuman
 from webtask_flows.human_run import answer_or_suspend, answer_resumed, resumed_waiting_task, totp_names
 from webtask_flows.pictures import own_run_artifacts, publish_picture
+from webtask_flows.readback_flow import publish_readback_picture, readback_payload
 from webtask_flows.replay_scripts import ReplaySpec, get_script_store
 from webtask_flows.resources import downloaded_resources
 from webtask_flows.run_end import RUN_END_HOOKS
@@ -98,6 +100,8 @@ async def run_webtask(
     labels: dict[str, str] | None = None,
     replay: ReplaySpec | None = None,
     human: HumanWait | None = None,
+    readback: ReadBack | None = None,
+    verify: VerifyMode = "always",
 ) -> WebtaskResult:
     """Run one web task with the agent.
 
@@ -129,9 +133,14 @@ async def run_webtask(
             approval): it pauses for a form in the Prefect UI, suspends after ``suspend_after_s``
             (top-level deployment runs), and ends aborted after ``timeout_s`` (default one hour)
             without an answer (see :mod:`webtask_flows.human`).
+        readback: the listing the task makes (its fields, how its page labels them, where it is):
+            once the task completed, its page is read back in the same browser context and every
+            field it shows compared with what was asked (webtask_core.readback).
+        verify: when to read back: "always", "replayed" (runs with a replay script only), "off".
 
     Ends ``Completed`` with a :class:`WebtaskResult`, or ``Failed(name="Aborted")`` /
-    ``Failed(name="MaxSteps")`` with the feedback as message; see :mod:`webtask_flows.run_result`.
+    ``Failed(name="MaxSteps")`` / ``Failed(name="Mismatch")`` (the read-back found the listing shown
+    otherwise) with the feedback as message; see :mod:`webtask_flows.run_result`.
     """
     started = time.perf_counter()
     logger = get_run_logger()
@@ -139,6 +148,8 @@ async def run_webtask(
                                 model=model, output_schema=output_schema, labels=labels)
     if replay is not None:
         replay.check()
+    if readback is not None:
+        readback.validated()
     screenshots = screenshot_store_from_env()  # a bad setting fails here, before anything starts
     pricing = RunPricing(model or DEFAULT_MODEL)  # so does a bad WEBTASK_MODEL_PRICES
     traces = trace_settings_from_env()  # and WEBTASK_TRACE / WEBTASK_TRACE_STORE
@@ -199,7 +210,8 @@ async def run_webtask(
         if replay is not None:
             scripts = await get_script_store(store)  # beside the sessions
             replaying = replay.replay(scripts, source=f"flow run {flow_run_id}" if flow_run_id else "")
-        task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying)
+        task_run = TaskRun(worker, ctx, browser, start_url=start_url or last_url, replay=replaying,
+                           readback=readback, verify=verify)
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
                            tracer=trace.recorder, flow_run_id=flow_run_id)
@@ -258,9 +270,12 @@ async def run_webtask(
         with own_run_artifacts():
             await publish_picture(session.final_screenshot, name="final", screenshots=screenshots,
                                   description=f"The last page of the replayed run ({result.status.value})")
+    extra = cost_payload(result.cost_usd, result.saved_by_replay_usd, model=result.model)
+    if task_run.readback_result is not None and not task_run.readback_result.ok:  # the page the read-back saw
+        picture, artifact = await publish_readback_picture(task_run.readback_result, screenshots=screenshots)
+        extra |= readback_payload(task_run.readback_result, picture=picture, picture_artifact_id=artifact)
     emit_task_event(result.status.value, task=task, reason=result.feedback, session_key=session_key,
-                    steps_used=result.steps, max_steps=result.max_steps, labels=labels,
-                    extra=cost_payload(result.cost_usd, result.saved_by_replay_usd, model=result.model))
+                    steps_used=result.steps, max_steps=result.max_steps, labels=labels, extra=extra)
     logger.info("webtask %s after %d step(s): %s", result.status.value, result.steps, scrub(result.feedback))
     if result.ok:
         return Completed(message=result.feedback, data=result)  # type: ignore[return-value]
@@ -412,6 +427,7 @@ def _result(
         saved_by_replay_usd=run_cost.saved_usd if run_cost else None,
         saved_by_replay=scrub(run_cost.saved_basis) if run_cost else "",
         trace=trace_location,
+        readback=task_run.readback_result.model_copy(update={"screenshot": None}) if task_run.readback_result else None,
     )
 
 

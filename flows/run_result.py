@@ -1,7 +1,8 @@
 """What ``run-webtask`` hands back: :class:`WebtaskResult`, also from its Failed states.
 
 A completed task ends the flow run ``Completed`` with the result as its data. An aborted task ends it
-``Failed(name="Aborted")`` and a task that ran out of steps ``Failed(name="MaxSteps")``; their data is
+``Failed(name="Aborted")``, a task that ran out of steps ``Failed(name="MaxSteps")``, and one whose
+listing the read-back found shown otherwise than asked ``Failed(name="Mismatch")``; their data is
 a :class:`WebtaskFailed` exception carrying the same result, so
 
 - a direct call (``await run_webtask(...)``) returns the result, or raises ``WebtaskFailed`` whose
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from webtask_core.llm.types import Usage
 from webtask_core.pricing import Cost
+from webtask_core.readback import ReadbackResult
 from webtask_core.record import WorkerStatus
 
 __all__ = ["WebtaskResult", "StepTiming", "WebtaskFailed", "webtask_result", "FAILED_STATE_NAMES"]
@@ -26,6 +28,7 @@ __all__ = ["WebtaskResult", "StepTiming", "WebtaskFailed", "webtask_result", "FA
 FAILED_STATE_NAMES: dict[WorkerStatus, str] = {
     WorkerStatus.aborted: "Aborted",
     WorkerStatus.max_steps: "MaxSteps",
+    WorkerStatus.mismatch: "Mismatch",
 }
 
 
@@ -76,6 +79,7 @@ class WebtaskResult(BaseModel):
     saved_by_replay_usd: float | None = None  # replayed steps priced as model calls (an estimate)
     saved_by_replay: str = ""  # what that estimate rests on
     trace: str | None = None  # where the run's Playwright trace was kept (a path or a URL), if it was
+    readback: ReadbackResult | None = None  # with the readback parameter: what the listing's page shows
 
     @property
     def ok(self) -> bool:
@@ -83,7 +87,7 @@ class WebtaskResult(BaseModel):
 
 
 class WebtaskFailed(Exception):
-    """The task ended aborted or out of steps; ``.result`` is its :class:`WebtaskResult`."""
+    """The task ended aborted, out of steps or mismatched; ``.result`` is its :class:`WebtaskResult`."""
 
     def __init__(self, result: WebtaskResult):
         self.result = result

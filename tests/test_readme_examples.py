@@ -304,6 +304,12 @@ def check_replay(ns: dict[str, Any], shop: Shop, llm: FakeLLM) -> None:
     assert ns["scripts"].keys() == [ns["replay"].key]
 
 
+def check_readback(ns: dict[str, Any], shop: Shop, llm: Any) -> None:
+    readback = ns["result"].readback
+    assert readback.status == "mismatch" and readback.method == "model" and readback.model_calls == 1
+    assert {check.field: check.shown for check in readback.fields}["price"] == "$54.74"
+
+
 def check_nothing_more(ns: dict[str, Any], shop: Shop, llm: Any) -> None:
     """The example asserts what it does itself."""
     assert ns["result"].ok
@@ -332,6 +338,7 @@ SCENARIOS: dict[str, Scenario] = {
     "testing_policy": Scenario(check_nothing_more, given=()),
     "testing_server": Scenario(check_nothing_more, given=("Agent",)),
     "testing_marketplace": Scenario(check_nothing_more, given=("Agent",)),
+    "readback": Scenario(check_readback, given=("Agent",)),
     "human": Scenario(check_nothing_more, given=("Agent",)),
 }
 

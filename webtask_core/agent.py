@@ -19,6 +19,11 @@ see webtask_core/human.py); without one the model is told nobody can answer.
 
 ``tools=[lookup_price, ...]`` adds the caller's own tools (``@tool`` functions, see
 webtask_core/tools/function.py) to the built-in ones in every task.
+
+``do(..., readback=ReadBack(fields=item))`` reads the listing back from the site after the task
+completed (webtask_core/readback): ``result.readback`` says what the page shows, and a listing the
+site shows otherwise ends ``WorkerStatus.mismatch``; ``verify=`` says when ("always", "replayed",
+"off").
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from webtask_core.hosts import HostPatterns
 from webtask_core.human import HumanHandler
 from webtask_core.llm.types import LLM, Usage
 from webtask_core.progress import Phase, ProgressCallback
+from webtask_core.readback import ReadBack, ReadbackResult, VerifyMode, check_verify
 from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.resources import Resource, ResourceSet
 from webtask_core.secrets import SecretsInput, SecretValue
@@ -66,6 +72,7 @@ class AgentResult(BaseModel):
     replayed_steps: int = 0  # steps a replay script decided (no model call)
     replay: ReplayOutcome = "none"  # with do(replay=...): replayed, repaired, recorded, or none
     replay_handovers: list[str] = Field(default_factory=list)  # where and why the model took over from replay
+    readback: ReadbackResult | None = None  # with do(readback=...): what the listing's page shows
 
     @property
     def ok(self) -> bool:
@@ -192,14 +199,20 @@ class Agent:
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
         replay: Replay | None = None,
+        readback: ReadBack | None = None,
+        verify: VerifyMode = "always",
     ) -> AgentResult:
         """Run a task to its end; with persist_context it continues the last task's conversation.
 
         A step that fails for an infrastructure reason is retried as ``run_step(retry=True)`` says.
         ``replay``: replay the script recorded under its key (zero model calls where the site still
         matches), and record one when there is none (see webtask_core.replay).
+        ``readback``: the listing the task makes; once it completed, its page is read back and a
+        listing shown otherwise ends it ``mismatch`` (``verify``: "always", "replayed" for runs with a
+        replay script only, or "off"; see webtask_core.readback).
         """
-        self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema, replay=replay)
+        self.set_task(task, max_steps=max_steps, resources=resources, output_schema=output_schema, replay=replay,
+                      readback=readback, verify=verify)
         while not (await self.run_step(retry=True)).finished:
             pass
         assert self.last_result is not None
@@ -213,8 +226,13 @@ class Agent:
         resources: Mapping[str, PathLike] | None = None,
         output_schema: OutputSchema = None,
         replay: Replay | None = None,
+        readback: ReadBack | None = None,
+        verify: VerifyMode = "always",
     ) -> TaskContext:
         """Start a task for step-by-step use with :meth:`run_step` (replaces an unfinished one)."""
+        check_verify(verify)
+        if readback is not None:
+            readback.validated()  # a bad read-back fails here, before the task starts
         previous = self.last_session if self.persist_context else None
         self.task_context = self.worker.start(
             task,
@@ -225,7 +243,8 @@ class Agent:
         )
         # A task continuing the last one's conversation stays on its page.
         start_url = self.start_url if previous is None else None
-        self._run = TaskRun(self.worker, self.task_context, self._runtime, start_url=start_url, replay=replay)
+        self._run = TaskRun(self.worker, self.task_context, self._runtime, start_url=start_url, replay=replay,
+                            readback=readback, verify=verify)
         self._finalised = False
         return self.task_context
 
@@ -278,6 +297,7 @@ class Agent:
             replayed_steps=run.replayed_steps,
             replay=run.replay_outcome,
             replay_handovers=[run.worker.secrets.scrub(reason) for reason in run.replay_handovers],
+            readback=run.readback_result,
         )
         self._finalised = True
 

@@ -39,10 +39,11 @@ _SOURCE_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 class PromptSet:
     """Named Jinja2 templates. Rendering with a missing variable is an error, never a blank."""
 
-    def __init__(self, templates: dict[str, str], *, name: str = "custom"):
+    def __init__(self, templates: dict[str, str], *, name: str = "custom",
+                 required: tuple[str, ...] = REQUIRED_TEMPLATES):
         if not isinstance(templates, dict):
             raise ConfigError("prompts", f"prompt set {name!r} must be a mapping of name -> template")
-        missing = [key for key in REQUIRED_TEMPLATES if key not in templates]
+        missing = [key for key in required if key not in templates]
         if missing:
             raise ConfigError("prompts", f"prompt set {name!r} lacks templates: {', '.join(missing)}")
         self.name = name
@@ -62,9 +63,10 @@ class PromptSet:
             raise ConfigError("prompts", f"prompt set {name!r}: {exc}") from exc
 
     @classmethod
-    def load(cls, name: str = "worker") -> PromptSet:
-        """The packaged prompt set ``name`` (``prompts/{name}.yaml``)."""
-        return _load_packaged(name)
+    def load(cls, name: str = "worker", *, required: tuple[str, ...] = REQUIRED_TEMPLATES) -> PromptSet:
+        """The packaged prompt set ``name`` (``prompts/{name}.yaml``); ``required``: the templates
+        it must define (the worker's by default; the read-back's set has its own)."""
+        return _load_packaged(name, required)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> PromptSet:
@@ -110,7 +112,7 @@ def _parse_yaml(text: str, where: str) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _load_packaged(name: str) -> PromptSet:
+def _load_packaged(name: str, required: tuple[str, ...] = REQUIRED_TEMPLATES) -> PromptSet:
     file_name = f"{name}.yaml"
     text: str | None = None
     try:
@@ -124,4 +126,4 @@ def _load_packaged(name: str) -> PromptSet:
         text = (_SOURCE_PROMPTS / file_name).read_text(encoding="utf-8")
     if text is None:
         raise ConfigError("prompts", f"no packaged prompt set named {name!r} ({file_name})")
-    return PromptSet(_parse_yaml(text, file_name), name=name)
+    return PromptSet(_parse_yaml(text, file_name), name=name, required=required)

@@ -43,6 +43,9 @@ class WorkerStatus(str, Enum):
     completed = "completed"
     aborted = "aborted"
     max_steps = "max_steps"
+    # The task completed, and reading its listing back found the site showing something else (or
+    # not finding it at all): webtask_core.readback. Set by TaskRun.finish, never by the worker.
+    mismatch = "mismatch"
 
 
 class ToolCallRecord(BaseModel):

@@ -12,7 +12,11 @@ retryable step task. Both get the same behaviour from here:
 - after every good step the tab's cookies, local storage and URL are snapshotted;
 - ``finish`` captures the final page when the browser still runs, and does without when it died;
 - with a :class:`~webtask_core.replay.Replay`, steps the script still fits are replayed without the
-  model, and a completed run saves the script it yields (the first recording, or a repair).
+  model, and a completed run saves the script it yields (the first recording, or a repair);
+- with a :class:`~webtask_core.readback.ReadBack`, a completed run's listing is read back from the
+  site (``verify``: always, replayed runs only, or off): with the templates kept beside the replay
+  script in code, else by one model call; a listing the site shows otherwise ends the task
+  ``mismatch`` (and its script is not saved).
 """
 
 from __future__ import annotations
@@ -23,9 +27,17 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.browser.motion import settle_motion
-from webtask_core.errors import ActionError, BrowserCrashedError, ConfigError, ModelTransientError, TransientError
+from webtask_core.errors import (
+    ActionError,
+    BrowserCrashedError,
+    ConfigError,
+    ModelTransientError,
+    PermanentModelError,
+    TransientError,
+)
 from webtask_core.human import HumanAnswer, HumanRequest, NoHumanAnswer, answer_message, as_answer
 from webtask_core.progress import describe_call
+from webtask_core.readback import ReadBack, ReadbackResult, TemplateStore, VerifyMode, check_verify, read_back
 from webtask_core.record import Step, TaskRecord, WorkerStatus
 from webtask_core.replay.commit import is_commit
 from webtask_core.replay.recorder import Recorder
@@ -51,6 +63,7 @@ logger = logging.getLogger(__name__)
 # the model took over), recorded it (there was none), handed over (the model took over where this
 # item differed, e.g. it was listed already: the script stays), or none (no script used or saved).
 ReplayOutcome = Literal["replayed", "repaired", "recorded", "handed_over", "none"]
+_READBACK_ATTEMPTS = 2
 
 
 class TaskRun:
@@ -62,7 +75,8 @@ class TaskRun:
     """
 
     def __init__(self, worker: Worker, ctx: TaskContext, runtime: BrowserRuntime, *,
-                 start_url: str | None = None, replay: Replay | None = None):
+                 start_url: str | None = None, replay: Replay | None = None, readback: ReadBack | None = None,
+                 verify: VerifyMode = "always"):
         self.worker = worker
         self.ctx = ctx
         self.runtime = runtime
@@ -74,6 +88,10 @@ class TaskRun:
             self.recorder = Recorder(replay.params, identifying=replay.identifying, files=ctx.resources.file_names(),
                                      rich_fill=FillTool.RICH_TEXT_FILL)
         self.saved_script: ReplayScript | None = None  # what finish() saved
+        self.readback = readback.validated() if readback is not None else None
+        self.verify = check_verify(verify)
+        self.readback_result: ReadbackResult | None = None  # set by finish() when the listing was read back
+        self.commit_calls: list[str] = []  # ids of the calls that may have submitted (a form post, Publish)
         self._started = False
         # Failures of the page or the browser (not the model) in a row: the retry gets a fresh tab.
         self.page_failures = 0
@@ -145,7 +163,7 @@ class TaskRun:
             checkpoint = replayer.checkpoint() if replayer is not None else None
             if replayer is not None and replayer.replaying:
                 await self._hold_still()  # a person looks once the overlay opened or closed; so does replay
-            watch = _CallWatch(self.recorder)
+            watch = _CallWatch(self.recorder, self.commit_calls)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
             if replayer is not None and checkpoint is not None:
@@ -254,7 +272,60 @@ class TaskRun:
                 record = await self.worker.finish(self.ctx)
             except BrowserCrashedError:  # it died after the last step: the record is complete without it
                 record = await self.worker.finish(self.ctx, capture=False)
+        if record.status is WorkerStatus.completed or (record.status is WorkerStatus.aborted and self._submitted(record)):
+            record = await self._read_back(record)
         await self._save_script(record)
+        return record
+
+    def _submitted(self, record: TaskRecord) -> bool:
+        """Whether a call that may have submitted (a form post, Publish) ran without an error."""
+        commits = set(self.commit_calls)
+        return any(call.id in commits and call.ok for step in record.steps for call in step.tool_calls)
+
+    async def _read_back(self, record: TaskRecord) -> TaskRecord:
+        """The record after reading the listing back: ``mismatch`` when the site does not show it as
+        asked. A browser or model failure is tried once more; then the listing counts as unread.
+
+        After a run that aborted once it had submitted (the model gave up on what the site showed
+        after Publish), the listing may be on the site: only a listing shown otherwise than asked
+        changes the outcome (to ``mismatch``, so it is known to be published); else it stays aborted."""
+        spec, replay = self.readback, self.replay
+        aborted = record.status is WorkerStatus.aborted
+        if spec is None:
+            return record
+        if self.verify == "off" or (self.verify == "replayed" and replay is None):
+            self.readback_result = ReadbackResult(status="skipped", reason=f"verify={self.verify}")
+            return record
+        templates = TemplateStore(replay.store.sessions) if replay is not None else None
+        result = None
+        for attempt in range(_READBACK_ATTEMPTS):
+            try:
+                await self.runtime.ensure_alive(record.final_url or self.ctx.current_url)
+                result = await read_back(
+                    self.runtime.current_tab(), self.worker.llm, spec, output=record.output, feedback=record.feedback,
+                    final_url=record.final_url,
+                    final_tree=record.final_dom or "", templates=templates, key=replay.key if replay else None,
+                    scrub=self.worker.secrets.scrub, source=replay.source if replay else "")
+                break
+            except (TransientError, PermanentModelError) as error:
+                logger.warning("read-back attempt %d failed: %s", attempt + 1, self.worker.secrets.scrub(str(error)))
+                result = ReadbackResult(status="unread", reason=f"the listing could not be read back: {error}")
+                if isinstance(error, PermanentModelError):
+                    break  # asking again will not help
+        assert result is not None
+        scrub = self.worker.secrets.scrub  # what the page showed goes into results, events and alerts
+        result.reason = scrub(result.reason)
+        result.fields = [check.model_copy(update={"expected": scrub(check.expected), "note": scrub(check.note),
+                                                  "shown": scrub(check.shown) if check.shown is not None else None})
+                         for check in result.fields]
+        self.readback_result = result
+        record.usage = record.usage + result.usage
+        if result.ok or (aborted and result.status != "mismatch"):
+            return record
+        what = ("the site does not show the listing as asked: " + result.summary() if result.status == "mismatch"
+                else result.reason)
+        record.status = WorkerStatus.mismatch
+        record.feedback = self.worker.secrets.scrub(f"Read-back: {what} (the run reported: {record.feedback})")
         return record
 
     async def _save_script(self, record: TaskRecord) -> None:
@@ -288,21 +359,24 @@ class _CallWatch:
     """Notes which calls of a step started (a replayed submit that failed once it had started may have
     gone through), and lets the recorder look at the page before a submit."""
 
-    def __init__(self, recorder: Recorder | None):
+    def __init__(self, recorder: Recorder | None, commits: list[str] | None = None):
         self.recorder = recorder
         self.started: list[str] = []
         self.committed: str | None = None  # the first call that started and may have submitted
+        self.commits = commits if commits is not None else []  # every commit call started (for the read-back)
 
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         if call.id.startswith("replay_") and not first and tab.page is not None:
             await settle_motion(tab.page)  # the last call may have opened a picker, a modal may still fade
         self.started.append(call.id)
-        if self.committed is None and isinstance(call.input, dict):
+        if isinstance(call.input, dict):
             element_id = call.input.get("element_id")
             element = observation.elements.get(element_id) if isinstance(element_id, str) else None
-            # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
-            if is_commit(call.name, call.input, element) and not call.id.startswith("replay_"):
-                self.committed = describe_call(call.name, call.input)
+            if is_commit(call.name, call.input, element):
+                self.commits.append(call.id)
+                # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
+                if self.committed is None and not call.id.startswith("replay_"):
+                    self.committed = describe_call(call.name, call.input)
         if self.recorder is not None:
             await self.recorder.before_call(call, observation, first, tab)
 

@@ -94,10 +94,12 @@ def failure_reason(result: ListingResult) -> str:
 
 
 def summary_rows(results: Sequence[ListingResult]) -> list[dict[str, Any]]:
-    """One row per listing, the ones that did not complete first, each starting with why: that is
-    what someone opening the table after an alert looks for. The token columns are by kind, each
-    priced differently, so they recompute to the cost."""
-    ordered = sorted(results, key=lambda result: not (result.failed or result.status == "invalid"))
+    """One row per listing, the mismatches first (published, and the site shows them otherwise), then
+    the others that did not complete, each starting with why: that is what someone opening the table
+    after an alert looks for. The token columns are by kind, each priced differently, so they
+    recompute to the cost."""
+    ordered = sorted(results, key=lambda result: (result.status != "mismatch",
+                                                  not (result.failed or result.status == "invalid")))
     rows = []
     for result in ordered:
         failed = result.failed or result.status == "invalid"

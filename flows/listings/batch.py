@@ -28,17 +28,18 @@ from prefect.states import Completed, Failed
 from webtask_core.browser.runtime import SharedBrowser
 from webtask_core.errors import ConfigError
 from webtask_core.llm.anthropic import DEFAULT_MODEL, check_model_name
+from webtask_core.readback import VerifyMode
 from webtask_flows.costs import RunPricing
 from webtask_flows.human import HumanWait
 from webtask_flows.listings.approvals import ApprovalRule, approval_reason
 from webtask_flows.listings.artifacts import BatchProgress, publish_summary, summary_line
 from webtask_flows.listings.events import emit_batch_event
-from webtask_flows.listings.ledger import LedgerRecordError, ListingLedger, open_ledger
+from webtask_flows.listings.ledger import RECORDED_STATUSES, LedgerRecordError, ListingLedger, open_ledger
 from webtask_flows.listings.login import plan_login, start_shared_login
 from webtask_flows.listings.manifest import BatchInput, load_batch_input
 from webtask_flows.listings.models import ListingResult
 from webtask_flows.listings.records import ListingRecord
-from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, run_listing
+from webtask_flows.listings.runs import FanOut, ListingJob, listing_script_key, plan_jobs, repair_job, run_listing
 from webtask_flows.listings.spend import ATTEMPT_LABEL, BatchSpend, fill_costs, read_batch_spend
 from webtask_flows.orphans import crash_orphans
 from webtask_flows.run_end import RUN_END_HOOKS
@@ -47,6 +48,7 @@ from webtask_flows.run_signals import SubflowStarts, announce_session
 __all__ = ["batch_listing_upload", "BatchFailed", "batch_results"]
 
 _PARALLEL_LOOKUPS = 16  # ledger reads in flight at once (S3 GETs)
+_NONE = ListingResult(sku="", status="error")  # "not in the ledger", for lookups
 
 
 class BatchFailed(Exception):
@@ -119,6 +121,8 @@ async def batch_listing_upload(
     replay_version: str = "1",
     approve_if: ApprovalRule | None = None,
     human: HumanWait | None = None,
+    verify: VerifyMode = "always",
+    repair_mismatch: bool = False,
     totp_secret: str | None = None,
 ) -> list[ListingResult]:
     """Upload every listing of a manifest (or of ``listings``) to the marketplace at ``site_url``.
@@ -157,6 +161,13 @@ async def batch_listing_upload(
             "reject" ends that listing aborted with the comment (webtask_flows.listings.approvals).
         human: how a listing waits for a person (approvals, a log-in code, a security check): see
             ``run-webtask``'s ``human`` (default: up to one hour, then aborted).
+        verify: when a listing is read back from the site after its run completed: "always" (one page
+            load each; checked in code when it replayed, by one model call when the model listed it),
+            "replayed" (only listings a replay script decided), "off". A listing the site shows
+            otherwise than asked fails as a mismatch (``webtask.listing.mismatch``), is listed first in
+            the summary, and is kept in the ledger so that no rerun lists it a second time.
+        repair_mismatch: a rerun opens the ledger's mismatched listings' edit pages and corrects them
+            (the packaged ``repair_task.yaml``), instead of reporting them again (default off).
         totp_secret: the ``Secret`` block (or ``env:VARIABLE``) holding the account's TOTP seed, when
             its log-in asks for an authenticator app's code: the task types ``{{totp:shop_2fa}}``, the
             code of the moment, and nobody is asked.
@@ -172,7 +183,8 @@ async def batch_listing_upload(
         batch.listings, site_url=site_url, username=username, password_secret=password_secret,
         task_template=task_template, max_steps=max_steps, model=model, allowed_domains=allowed_domains,
         replay_key=listing_script_key(task_template, site_url, replay_version) if replay else None,
-        approvals=approvals, human=human.model_dump() if human is not None else None, totp_secret=totp_secret,
+        approvals=approvals, human=human.model_dump() if human is not None else None, verify=verify,
+        totp_secret=totp_secret,
     )
     login = plan_login(
         site_url=site_url, username=username, password_secret=password_secret, template=login_task_template,
@@ -200,6 +212,9 @@ async def batch_listing_upload(
         logger.info("%s: %s (%s)", result.sku, result.status, summary_line(finished, total))
 
     done = await _look_up_all(book, jobs)
+    if repair_mismatch:  # published with a mismatch: corrected through the site's edit page this time
+        jobs = [repair_job(job, done.pop(job.sku)) if done.get(job.sku, _NONE).status == "mismatch" else job
+                for job in jobs]
     for result in done.values():
         results[result.sku] = result
         finished.append(result)
@@ -219,7 +234,8 @@ async def batch_listing_upload(
             result = await run_listing(job, fan_out=fan_out, deployment=deployment, batch_id=batch_id,
                                        login_session_key=login_key, starts=starts, labels=labels)
             # Recorded before the next listing may start: its start would wait on these writes anyway.
-            if result.status == "completed":
+            # A mismatch is published too: recorded, so that no rerun lists it a second time.
+            if result.status in RECORDED_STATUSES:
                 await _remember(book, job, result)
             await settle(result)
             return result

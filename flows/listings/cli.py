@@ -86,6 +86,10 @@ def services(
     layout: str = typer.Option("", "--layout", metavar="CHANGES",
                                help="The site's redesign: renamed_field, extra_step, moved_button (comma-separated) "
                                     "or all; switch while serving with POST <site>/_layout."),
+    alter: str = typer.Option("", "--alter", metavar="CHANGES",
+                              help="The site changes what you typed when it stores a listing: vat (19 % added), "
+                                   "quantity (capped at 5), title (cut at 40), comma-separated, each =N for "
+                                   "another number; the read-back reports each as a mismatch (POST <site>/_alterations)."),
     second_factor: str | None = typer.Option(None, "--second-factor", metavar="email|totp",
                                              help="The log-in asks for a second factor: a code e-mailed to the "
                                                   "site's /inbox page (a person answers the run's form), or an "
@@ -107,11 +111,11 @@ def services(
         console.print(f"error: --second-factor must be email or totp, got {second_factor!r}", markup=False)
         raise typer.Exit(2)
     options = ServicesOptions(listings=listings, workdir=workdir, model_port=model_port, site_port=site_port,
-                              abort_skus=list(abort_sku), fail_skus=list(fail_sku), layout=layout,
+                              abort_skus=list(abort_sku), fail_skus=list(fail_sku), layout=layout, alter=alter,
                               second_factor=cast("SecondFactor | None", second_factor))
     try:
         run_services(options, say=lambda line: typer.echo(line),
                      note=lambda text: console.print(text, soft_wrap=True, markup=False, highlight=False))
-    except ConfigError as error:  # a port in use, an unknown layout change
+    except ConfigError as error:  # a port in use, an unknown layout change or alteration
         console.print(f"error: {error}", markup=False)
         raise typer.Exit(2) from None

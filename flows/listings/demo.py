@@ -156,12 +156,12 @@ def _summary(results: list[Any]) -> Any:
     from rich.table import Table
 
     table = Table(title="Summary")
-    for column in ("SKU", "status", "steps", "model calls", "replay", "tokens", "listing URL"):
+    for column in ("SKU", "status", "steps", "model calls", "replay", "read back", "tokens", "listing URL"):
         table.add_column(column)
     for result in results:
         colour = "green" if result.status == "completed" else "red"
         table.add_row(result.sku, f"[{colour}]{result.status}[/{colour}]", str(result.steps),
-                      str(result.model_calls), result.replay, str(result.tokens),
+                      str(result.model_calls), result.replay, result.readback or "-", str(result.tokens),
                       result.listing_url or result.feedback[:60])
     return table
 
@@ -250,7 +250,8 @@ async def run_demo(console: Any, options: DemoOptions) -> dict[str, Any]:
                     "message": state.message,
                     "seconds": round(time.perf_counter() - started, 1),
                     "listings": [r.model_dump(mode="json", include={"sku", "status", "listing_url", "steps", "tokens",
-                                                                    "usage", "model_calls", "replayed_steps", "replay"})
+                                                                    "usage", "model_calls", "replayed_steps", "replay",
+                                                                    "readback"})
                                  for r in results],
                     "marketplace": [{"sku": item.sku, "url": item.url, "photos": len(item.photos)} for item in shop.listings()],
                     "person": [answer.as_json() for answer in reviewer.answered],

@@ -1,8 +1,9 @@
 """The ledger of completed listings: what makes a rerun of a batch skip the work already done.
 
-One record per completed listing, keyed by the site (URL + user), the SKU and the listing's content
-hash, in a Prefect :class:`~prefect.results.ResultStore` (JSON serializer) over a folder or an S3
-prefix, so a rerun on another machine sees it. A listing is recorded only after its run completed:
+One record per completed listing (or one published with a mismatch the read-back found), keyed by
+the site (URL + user), the SKU and the listing's content hash, in a Prefect
+:class:`~prefect.results.ResultStore` (JSON serializer) over a folder or an S3 prefix, so a rerun on
+another machine sees it. A listing is recorded only after its run completed (or mismatched):
 a crash before that means the listing runs again, and the task's SKU check finds what the crashed
 run already published instead of creating it twice. A changed listing (new content hash) has no
 record yet, so it runs again.
@@ -39,9 +40,11 @@ __all__ = [
     "site_namespace",
     "default_ledger_location",
     "LEDGER_ENV",
+    "RECORDED_STATUSES",
 ]
 
 LEDGER_ENV = "WEBTASK_LEDGER"
+RECORDED_STATUSES = frozenset({"completed", "mismatch"})  # what the site has: never listed again
 _BLOCK_PREFIX = "block:"
 
 
@@ -92,9 +95,10 @@ class ListingLedger:
         return stored.model_copy(update={"skipped": True})
 
     async def record(self, listing: ListingRecord, result: ListingResult) -> None:
-        """Remember a completed listing; anything else is not recorded, so it runs again."""
-        if result.status != "completed":
-            raise ValueError(f"only completed listings go in the ledger; {listing.sku} is {result.status}")
+        """Remember a listing the site has: completed, or published with a mismatch (so a rerun never
+        lists it a second time); anything else is not recorded, so it runs again."""
+        if result.status not in RECORDED_STATUSES:
+            raise ValueError(f"only completed or mismatched listings go in the ledger; {listing.sku} is {result.status}")
         stored = result.model_copy(update={"skipped": False, "content_hash": listing.content_hash()})
         await self.store.awrite(stored.model_dump(mode="json"), key=self.key(listing))
         # The SKU's last listed fields: what an approval rule compares with (listings/approvals.py).

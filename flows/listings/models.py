@@ -16,10 +16,11 @@ from webtask_core.llm.types import Usage
 __all__ = ["ListingStatus", "ListingResult", "ListingOutput", "FAILED_STATUSES"]
 
 # completed: listed (or found already listed); aborted / max_steps: the agent gave up;
-# error: the run broke (a missing photo, a crashed worker, ...); invalid: a manifest row that did
-# not validate (only with skip_invalid=True).
-ListingStatus = Literal["completed", "aborted", "max_steps", "error", "invalid"]
-FAILED_STATUSES: frozenset[str] = frozenset({"aborted", "max_steps", "error"})
+# mismatch: published, but the read-back found the site showing it otherwise than asked (the ledger
+# keeps it: a rerun never lists it again, unless it repairs it); error: the run broke (a missing
+# photo, a crashed worker, ...); invalid: a manifest row that did not validate (skip_invalid=True).
+ListingStatus = Literal["completed", "aborted", "max_steps", "mismatch", "error", "invalid"]
+FAILED_STATUSES: frozenset[str] = frozenset({"aborted", "max_steps", "mismatch", "error"})
 
 
 class ListingOutput(BaseModel):
@@ -46,6 +47,8 @@ class ListingResult(BaseModel):
     replay: str = "none"  # replayed, repaired, recorded, handed_over, none (see webtask_core.task_run)
     cost_usd: float | None = None  # what its model calls cost (None: unknown, or no price for the model)
     saved_by_replay_usd: float | None = None  # its replayed steps priced as model calls (an estimate)
+    readback: str = ""  # the read-back: passed, mismatch, unread, skipped ("" when none was asked)
+    mismatched_fields: list[str] = Field(default_factory=list)  # what the site shows otherwise than asked
     finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property

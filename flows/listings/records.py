@@ -29,6 +29,8 @@ __all__ = [
     "validate_listings",
     "photo_resource_names",
     "load_task_template",
+    "load_readback_options",
+    "listing_readback",
     "render_listing_task",
 ]
 
@@ -183,21 +185,10 @@ _DEFAULT_TEMPLATE = "listing_task.yaml"
 
 def load_task_template(template: str | None = None) -> jinja2.Template:
     """The listing task template: the packaged one, a path to a YAML/Jinja file, or template text."""
-    import importlib.resources
-    from pathlib import Path
-
     import jinja2
     import yaml
 
-    if template is None:
-        text = importlib.resources.files("webtask_flows.listings").joinpath("prompts", _DEFAULT_TEMPLATE).read_text()
-    elif "\n" not in template and Path(template).suffix in (".yaml", ".yml", ".j2", ".jinja", ".txt"):
-        path = Path(template)
-        if not path.is_file():
-            raise ConfigError("task_template", f"no template file at {template}")
-        text = path.read_text()
-    else:
-        text = template
+    text = _template_text(template)
     if text.lstrip().startswith(("#", "task:")) or "\ntask:" in text:
         loaded = yaml.safe_load(text)
         if not isinstance(loaded, dict) or "task" not in loaded:
@@ -208,6 +199,53 @@ def load_task_template(template: str | None = None) -> jinja2.Template:
         return env.from_string(text)
     except jinja2.TemplateSyntaxError as error:
         raise ConfigError("task_template", f"not a valid Jinja2 template: {error}") from error
+
+
+def _template_text(template: str | None) -> str:
+    import importlib.resources
+    from pathlib import Path
+
+    if template is None:
+        return importlib.resources.files("webtask_flows.listings").joinpath("prompts", _DEFAULT_TEMPLATE).read_text()
+    if "\n" not in template and Path(template).suffix in (".yaml", ".yml", ".j2", ".jinja", ".txt"):
+        path = Path(template)
+        if not path.is_file():
+            raise ConfigError("task_template", f"no template file at {template}")
+        return path.read_text()
+    return template
+
+
+_READBACK_OPTIONS = ("check", "labels", "pictures", "identifying", "search_url", "url_fields")
+
+
+def load_readback_options(template: str | None = None) -> dict[str, Any]:
+    """The template's ``readback:`` options (a YAML template's key beside ``task:``): ``check`` (the
+    fields to check), ``labels`` (how the site's page labels them), ``search_url`` (where to look the
+    listing up when its run reports no URL), ``pictures``, ``identifying``, ``url_fields``
+    (webtask_core.readback.ReadBack)."""
+    import yaml
+
+    text = _template_text(template)
+    if not (text.lstrip().startswith(("#", "task:")) or "\ntask:" in text):
+        return {}
+    loaded = yaml.safe_load(text)
+    options = loaded.get("readback") if isinstance(loaded, dict) else None
+    if options is None:
+        return {}
+    if not isinstance(options, dict) or set(options) - set(_READBACK_OPTIONS):
+        raise ConfigError("task_template", f"`readback:` takes {', '.join(_READBACK_OPTIONS)}; got {options!r}")
+    return options
+
+
+def listing_readback(listing: ListingRecord, photo_names: list[str], options: dict[str, Any]) -> Any:
+    """What a listing's run reads back: every field of the listing (its photos by count, its extra
+    fields as attributes), checked as the template's ``readback:`` options say."""
+    from webtask_core.readback import ReadBack
+
+    try:
+        return ReadBack(fields=listing.listing_data(photo_names=photo_names), **options).validated("readback")
+    except ValidationError as error:
+        raise ConfigError("task_template", f"`readback:` options: {error.errors()[0]['msg']}") from error
 
 
 def listing_fields(listing: ListingRecord, *, photo_names: list[str], site_url: str, username: str,

@@ -6,17 +6,20 @@ batch.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from webtask_core.replay import script_key
 from webtask_flows.listings.models import ListingOutput, ListingResult
 from webtask_flows.listings.records import (
     ListingRecord,
     listing_fields,
+    listing_readback,
+    load_readback_options,
     load_task_template,
     photo_resource_names,
     render_listing_task,
@@ -25,8 +28,8 @@ from webtask_flows.listings.records import (
 from webtask_flows.run_signals import SubflowStarts
 from webtask_flows.subflows import run_in_own_task
 
-__all__ = ["ListingJob", "plan_jobs", "run_listing", "site_domains", "listing_script_key", "FanOut",
-           "PASSWORD_PLACEHOLDER", "TOTP_PLACEHOLDER", "run_secrets"]
+__all__ = ["ListingJob", "plan_jobs", "repair_job", "run_listing", "site_domains", "listing_script_key", "FanOut",
+           "PASSWORD_PLACEHOLDER", "TOTP_PLACEHOLDER", "run_secrets", "REPAIR_TEMPLATE"]
 
 FanOut = Literal["none", "deployments"]
 # The name the task template's password placeholder uses: {{secret:shop_password}}.
@@ -37,6 +40,7 @@ TOTP_SECRET_NAME = "shop_2fa"
 TOTP_PLACEHOLDER = "{{totp:" + TOTP_SECRET_NAME + "}}"
 # What tells one listing from another on the site's pages (a search for it, its own page).
 IDENTIFYING_FIELDS = ("sku", "title")
+REPAIR_TEMPLATE = "repair_task.yaml"  # packaged: corrects a mismatched listing through its edit page
 
 
 def listing_script_key(task_template: str | None, site_url: str, version: str) -> str:
@@ -50,6 +54,7 @@ class ListingJob(BaseModel):
     listing: ListingRecord
     content_hash: str
     parameters: dict[str, Any]
+    fields: dict[str, Any] = Field(default_factory=dict)  # what the task was rendered from (listing_fields)
 
     @property
     def sku(self) -> str:
@@ -82,6 +87,7 @@ def plan_jobs(
     replay_key: str | None = None,
     approvals: dict[str, str] | None = None,
     human: dict[str, Any] | None = None,
+    verify: str = "always",
     totp_secret: str | None = None,
 ) -> list[ListingJob]:
     """Render every listing's task up front, so a template error fails the batch before any run.
@@ -89,9 +95,11 @@ def plan_jobs(
     ``replay_key``: every listing replays (or records) the script under this key, with its own
     fields as the replay's parameters (a SKU and title tell one listing from another).
     ``approvals``: SKU -> why a person approves it before Publish (its task says so; it never replays).
-    ``human``: each run's ``human`` parameter (how it waits for a person).
+    ``human``: each run's ``human`` parameter (how it waits for a person). ``verify``: when each
+    run reads its listing back (its fields, and the template's ``readback`` options).
     ``totp_secret``: the Secret block with the account's TOTP seed (its code typed as ``{{totp:shop_2fa}}``)."""
     template = load_task_template(task_template)
+    checking = load_readback_options(task_template)
     domains = site_domains(site_url, allowed_domains)
     totp = TOTP_PLACEHOLDER if totp_secret else None
     jobs = []
@@ -114,12 +122,31 @@ def plan_jobs(
         }
         if human is not None:  # only then: a deployment made before the parameter existed still works
             parameters["human"] = human
+        if verify != "off":  # likewise
+            parameters["readback"] = listing_readback(listing, list(resources), checking).model_dump(exclude_defaults=True)
+            parameters["verify"] = verify
+        fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
+                                username=username, password=PASSWORD_PLACEHOLDER, totp=totp)
         if replay_key is not None and approval is None:  # a replay would publish without asking
-            fields = listing_fields(listing, photo_names=list(resources), site_url=site_url,
-                                    username=username, password=PASSWORD_PLACEHOLDER, totp=totp)
             parameters["replay"] = {"key": replay_key, "params": fields, "identifying": list(IDENTIFYING_FIELDS)}
-        jobs.append(ListingJob(listing=listing, content_hash=listing.content_hash(), parameters=parameters))
+        jobs.append(ListingJob(listing=listing, content_hash=listing.content_hash(), parameters=parameters,
+                               fields=fields))
     return jobs
+
+
+def repair_job(job: ListingJob, stored: ListingResult) -> ListingJob:
+    """The job that corrects a listing the ledger holds as published with a mismatch: the packaged
+    repair task (the listing's edit page), never a replay; read back as any listing is."""
+    from importlib.resources import files
+
+    template = load_task_template(files("webtask_flows.listings").joinpath("prompts", REPAIR_TEMPLATE).read_text())
+    parameters = {key: value for key, value in job.parameters.items() if key != "replay"}
+    data = {key: value for key, value in job.fields.items() if key != "site_url"}
+    data["repair"] = {"listing_url": stored.listing_url or "", "fields": stored.mismatched_fields or ["(unknown)"]}
+    parameters["task"] = template.render(listing=data, listing_json=json.dumps(data, indent=2, ensure_ascii=False),
+                                         site_url=job.fields["site_url"], username=data["username"],
+                                         password=data["password"]).strip()
+    return job.model_copy(update={"parameters": parameters})
 
 
 async def run_listing(job: ListingJob, *, fan_out: FanOut, deployment: str, batch_id: str,
@@ -202,7 +229,13 @@ async def _result_from_state(job: ListingJob, state: Any, run_id: str | None,
         tokens=outcome.tokens, usage=outcome.usage, flow_run_id=outcome.flow_run_id or run_id,
         content_hash=job.content_hash, model_calls=outcome.model_calls, replayed_steps=outcome.replayed_steps,
         replay=outcome.replay, cost_usd=outcome.cost_usd, saved_by_replay_usd=outcome.saved_by_replay_usd,
+        readback=outcome.readback.status if outcome.readback else "",
+        mismatched_fields=[check.field for check in outcome.readback.mismatches] if outcome.readback else [],
     )
+    if result.status == "mismatch":  # published: where it is, for the ledger and the summary
+        reported = outcome.output.get("listing_url") if isinstance(outcome.output, dict) else None
+        return result.model_copy(update={"listing_url": (outcome.readback.url if outcome.readback else None)
+                                         or reported})
     if result.status != "completed":
         return result
     try:

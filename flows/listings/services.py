@@ -7,9 +7,11 @@ writes a manifest of demo listings with their photos, prints the environment a w
 
 For a trial of the alerts and repairs, chosen listings can go wrong (``--abort-sku``: the model gives
 up, ``webtask.task.aborted``; ``--fail-sku``: the model API rejects the listing's requests, the run
-fails, ``webtask.task.failed``) and the site can show its redesign (``--layout``). Both can change
-while the services run: the faults live in ``<workdir>/faults.json`` (read again on every model
-call), the layout is ``POST <site>/_layout``. ``GET <site>/api/listings`` counts what is published.
+fails, ``webtask.task.failed``), the site can show its redesign (``--layout``) and change what you
+typed when it stores a listing (``--alter vat,quantity,title``: the read-back's mismatch). All can
+change while the services run: the faults live in ``<workdir>/faults.json`` (read again on every
+model call), the layout is ``POST <site>/_layout``, the alterations ``POST <site>/_alterations``.
+``GET <site>/api/listings`` counts what is published.
 
 ``--second-factor email|totp`` makes the site's log-in ask for a second factor: ``email`` sends a code
 to the site's ``/inbox`` page (the account owner's mailbox: a person reads it there and answers the
@@ -54,6 +56,7 @@ class ServicesOptions:
     abort_skus: list[str] = field(default_factory=list)  # the model gives these listings up
     fail_skus: list[str] = field(default_factory=list)  # the model API rejects these listings' requests
     layout: str = ""  # the site's layout: "" (original), "all", or changes ("renamed_field,extra_step")
+    alter: str = ""  # what the site changes in what you typed: "" (nothing), or "vat,quantity,title"
     second_factor: SecondFactor | None = None  # what the site's log-in asks after the password
 
 
@@ -169,13 +172,17 @@ def write_faults(path: Path, *, abort: list[str], fail: list[str]) -> None:
 def running_services(options: ServicesOptions) -> Iterator[Services]:
     """Both services and the manifest, stopped and (unless ``workdir`` was given) removed after."""
     from webtask_core.testing import FakeAnthropicServer
-    from webtask_core.testing.marketplace import Layout, Marketplace
+    from webtask_core.testing.marketplace import Alterations, Layout, Marketplace
     from webtask_flows.listings.demo import DEMO_PASSWORD, DEMO_USER, write_demo_manifest
 
     try:
         layout = Layout.parse(options.layout)
     except ValueError as error:
         raise ConfigError("layout", str(error)) from None
+    try:
+        alterations = Alterations.parse(options.alter)
+    except ValueError as error:
+        raise ConfigError("alter", str(error)) from None
     owned = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="webtask-services-")) if options.workdir is None else Path(options.workdir)
     try:
@@ -189,7 +196,8 @@ def running_services(options: ServicesOptions) -> Iterator[Services]:
                 raise ConfigError("model_port", f"cannot listen on 127.0.0.1:{options.model_port}: {error}") from None
             try:
                 shop = stack.enter_context(Marketplace(users={DEMO_USER: DEMO_PASSWORD}, port=options.site_port,
-                                                       layout=layout, second_factor=options.second_factor))
+                                                       layout=layout, alterations=alterations,
+                                                       second_factor=options.second_factor))
             except RuntimeError as error:
                 raise ConfigError("site_port", str(error)) from None
             write_demo_manifest(workdir, options.listings)
@@ -214,7 +222,8 @@ def run_services(options: ServicesOptions, say: Callable[[str], None], note: Cal
             note(f"Manifest: {services.workdir / 'manifest.jsonl'} ({options.listings} listings)")
             note(f"Faults: {services.faults_file} (abort: {', '.join(options.abort_skus) or 'none'}; fail: "
                  f"{', '.join(options.fail_skus) or 'none'}; edit it while serving); layout: "
-                 f"{options.layout or 'original'} (switch: POST {services.site_root}/_layout); "
+                 f"{options.layout or 'original'} (switch: POST {services.site_root}/_layout); what the site "
+                 f"changes in what you typed: {options.alter or 'nothing'} (switch: POST {services.site_root}/_alterations); "
                  f"published: GET {services.site_root}/api/listings")
             if services.second_factor == "email":
                 note(f"Second factor: the log-in e-mails a code to {services.inbox_url} (the account owner's "

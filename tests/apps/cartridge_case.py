@@ -25,11 +25,12 @@ from PIL import Image
 from pydantic import SecretStr
 from replay_runs import AppCase, ItemRun, foreign_members, foreign_owner
 
+from webtask_core.readback import ReadBack
 from webtask_core.replay import script_key
 from webtask_core.worker import WorkerOptions
 
 __all__ = ["PRODUCTS", "STAFF_USERNAME", "STAFF_PASSWORD", "cartridge_site", "cartridge_case", "open_cartridge_case",
-           "task_data", "task_for", "make_photo", "stored_products", "stored_problems", "markdown_lines"]
+           "task_data", "task_for", "make_photo", "stored_products", "stored_problems", "markdown_lines", "readback_of"]
 
 PROJECT = "cartridge_site"
 # The seed's account (tests/apps/cartridge_site/shop_seed/management/commands/seed_shop.py).
@@ -85,8 +86,15 @@ def cartridge_case(site: DjangoAppProcess, *, rich_text: Literal["keys", "fill"]
         name="cartridge", script_key=SCRIPT_KEY, items=[task_data(site, product) for product in PRODUCTS],
         task=task_for, resources=make_photo, policy=CartridgeProductPolicy(rich_text=rich_text),
         stored_problems=lambda runs: stored_problems(site, runs),
-        options=WorkerOptions(secrets={SECRET_NAME: SecretStr(STAFF_PASSWORD)}), max_steps=60,
+        options=WorkerOptions(secrets={SECRET_NAME: SecretStr(STAFF_PASSWORD)}), max_steps=60, readback=readback_of,
     )
+
+
+def readback_of(data: dict[str, Any]) -> ReadBack:
+    """The product read back from its page in the shop (the URL the run reported; a draft is shown to
+    the signed-in staff): every value the task asked for, the description as written (markdown)."""
+    return ReadBack(fields={name: value for name, value in data.items()
+                            if name not in ("photo", "username", "password", "site_url")})
 
 
 @contextmanager

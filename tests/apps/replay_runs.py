@@ -19,13 +19,16 @@ from typing import Any
 
 from webtask_core import Agent, AgentResult
 from webtask_core.browser import Browser
+from webtask_core.readback import ReadBack
 from webtask_core.replay import Replay, ScriptStore
 from webtask_core.testing import FakeLLM
 from webtask_core.testing.fake_messages import Policy
+from webtask_core.testing.page_reader import is_read_back
 from webtask_core.testing.request_view import latest_page, latest_url
 from webtask_core.worker import WorkerOptions
 
-__all__ = ["AppCase", "ItemRun", "run_items", "describe_runs", "handover_note", "foreign_owner", "foreign_members"]
+__all__ = ["AppCase", "ItemRun", "run_items", "describe_runs", "readback_problems", "handover_note", "foreign_owner",
+           "foreign_members"]
 
 
 @dataclass
@@ -36,6 +39,7 @@ class AppCase:
     ``task``: the task text for an item's data. ``resources``: the files an item uploads (made in
     the folder given). ``policy``: the scripted model. ``stored_problems``: what the application
     stored wrong for these runs, one line each, read from its own database (empty when all is right).
+    ``readback``: what to read back from an item's page once its run completed (issue 26), or None.
     """
 
     name: str
@@ -48,6 +52,7 @@ class AppCase:
     identifying: tuple[str, ...] = ("sku", "title")
     options: WorkerOptions = field(default_factory=WorkerOptions)
     max_steps: int = 40
+    readback: Callable[[dict[str, Any]], ReadBack] | None = None
 
 
 @dataclass
@@ -78,6 +83,9 @@ class ItemRun:
                  f"script revision after={self.revision}, {self.seconds:.1f} s"]
         lines += [f"  - on {url}: {note}" for url, note in self.notes()]
         lines += [f"  - handover: {handover}" for handover in self.result.replay_handovers]
+        if self.result.readback is not None:
+            readback = self.result.readback
+            lines.append(f"  - read back {readback.status} ({readback.method}, {readback.url}): {readback.summary()}")
         if self.result.status.value != "completed":
             lines.append(f"  - feedback: {self.result.feedback}")
             if self.last_page:
@@ -114,7 +122,9 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
             tab.page.context.on("request", lambda request, seen=requested: seen.append(request.url))
             agent = Agent(llm, browser=tab, options=case.options)
             replay = Replay(key=case.script_key, params=data, store=store, identifying=case.identifying)
-            result = await agent.do(case.task(data), max_steps=case.max_steps, resources=resources, replay=replay)
+            readback = case.readback(data) if case.readback is not None else None
+            result = await agent.do(case.task(data), max_steps=case.max_steps, resources=resources, replay=replay,
+                                    readback=readback)
         finally:
             await tab.close()
         seconds = time.perf_counter() - started
@@ -123,8 +133,31 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
                             revision=script.revision if script is not None else 0, seconds=seconds,
                             asked=[(latest_url(request), handover_note(request)) for request in requests],
-                            requests=requested, last_page=latest_page(requests[-1]) if requests else ""))
+                            requests=requested, last_page=_last_page(requests)))
     return runs
+
+
+def readback_problems(runs: Sequence[ItemRun], stored_wrong: Sequence[str]) -> list[str]:
+    """What the read-back (issue 26) got wrong on these runs, one line each, given what the app's own
+    database says was stored wrong (``stored_problems``' lines, which start with the item's label): an
+    item stored as asked flagged (a false alarm), one stored otherwise reported completed, or a
+    completed one not read back as passed."""
+    wrong = {problem.split(":")[0] for problem in stored_wrong}
+    problems = [f"{run.label}: a false alarm: {run.result.feedback}" for run in runs
+                if run.result.status.value == "mismatch" and run.label not in wrong]
+    completed = [run for run in runs if run.result.status.value == "completed"]
+    problems += [f"{run.label}: stored otherwise, reported completed" for run in completed if run.label in wrong]
+    for run in completed:
+        readback = run.result.readback
+        if readback is None or readback.status != "passed":
+            problems.append(f"{run.label}: completed but read back {readback.status if readback else 'never'}")
+    return problems
+
+
+def _last_page(requests: Sequence[dict[str, Any]]) -> str:
+    """The page of the model's last call about the task (a read-back's call reads the listing's page)."""
+    asked = [request for request in requests if not is_read_back(request)]
+    return latest_page(asked[-1]) if asked else ""
 
 
 def describe_runs(runs: Sequence[ItemRun], problems: Sequence[str] = ()) -> str:

@@ -29,6 +29,7 @@ from replay_runs import handover_note
 
 from webtask_core import Agent, AgentResult, WorkerStatus
 from webtask_core.browser import Browser
+from webtask_core.readback import ReadBack
 from webtask_core.replay import Replay, ScriptStore, script_key
 from webtask_core.storage import LocalSessionStore
 from webtask_core.testing import FakeLLM
@@ -109,7 +110,7 @@ async def create_product(llm: FakeLLM, browser: Browser, store: ScriptStore, dat
     try:
         agent = Agent(llm, browser=tab, options=SECRETS)
         replay = Replay(key=KEY, params=data, store=store, identifying=("sku", "title"))
-        result = await agent.do(task_for(data), max_steps=40, resources=photos, replay=replay)
+        result = await agent.do(task_for(data), max_steps=40, resources=photos, replay=replay, readback=readback(data))
     finally:
         await tab.close()
     requests = llm.requests[before:]
@@ -117,6 +118,15 @@ async def create_product(llm: FakeLLM, browser: Browser, store: ScriptStore, dat
     return ProductRun(data=data, photos=photos, result=result, model_calls=len(requests),
                       revision=script.revision if script is not None else 0,
                       asked=[(latest_url(r), handover_note(r), latest_page(r)) for r in requests])
+
+
+def readback(data: dict[str, Any]) -> ReadBack:
+    """The product read back from its page in the dashboard (issue 26): the run ends on the product
+    list, whose row for it links to that page. A product stored otherwise than asked (a description
+    typed twice into the editor) ends the run a mismatch, never completed."""
+    fields = {name: data[name] for name in ("title", "upc", "description", "price", "stock", "sku", "category",
+                                            "product_type", "photos")}
+    return ReadBack(fields=fields, labels={"stock": "Num in stock", "sku": "Partner SKU", "product_type": "Product type"})
 
 
 def expected(run: ProductRun) -> StoredProduct:
@@ -151,6 +161,15 @@ async def test_products_created_in_oscars_dashboard_replay_with_zero_model_calls
     # Every product, the model's or replayed, is stored once with exactly its own values.
     stored = await asyncio.to_thread(stored_products)
     assert [product.title for product in stored] == [run.data["title"] for run in runs], report
+    # The read-back (issue 26): a product stored otherwise never reports completed, and one stored as
+    # asked is never flagged — whatever replay did.
+    readbacks = "\n".join(f"{run.data['title']}: {run.result.status.value}, read back {run.result.readback.status} "
+                          f"({run.result.readback.method}): {run.result.feedback[:300]}; stored description "
+                          f"{product.description_lines}" for run, product in zip(runs, stored))
+    for run, product in zip(runs, stored):
+        wrong = product != expected(run)
+        assert not (wrong and run.result.status is WorkerStatus.completed), f"stored otherwise, completed:\n{readbacks}"
+        assert wrong or run.result.status is not WorkerStatus.mismatch, f"a false alarm:\n{readbacks}"
     for run, product in zip(runs, stored):
         assert run.result.status is WorkerStatus.completed, f"{run.data['title']}: {run.result.feedback}\n{report}"
         assert product == expected(run), f"{run.data['title']} was stored with other values\n{report}"
@@ -159,3 +178,9 @@ async def test_products_created_in_oscars_dashboard_replay_with_zero_model_calls
     assert [(run.result.replay, run.model_calls, run.revision) for run in runs[1:]] == [
         ("replayed", 0, 1)] * (len(runs) - 1), "replayed products asked the model or repaired the script:\n" + report
     assert all(run.result.replayed_steps == len(recorded.steps) for run in runs[1:]), report
+    # Each product read back from its own page: by the model after the recording, in code after every replay.
+    assert [run.result.readback.status for run in runs] == ["passed"] * len(runs), readbacks
+    assert [run.result.readback.method for run in runs[1:]] == ["templates"] * (len(runs) - 1), readbacks
+    # The dashboard's product page shows the details section (the other sections are tabs out of sight).
+    assert all({check.field for check in run.result.readback.fields if check.verdict == "match"}
+               == {"title", "upc", "description"} for run in runs), readbacks

@@ -11,7 +11,8 @@ stored exactly (read from Wagtail's own database) and the script revision stays 
 the message lists per product the model calls, the replay outcome, the revision and every
 "replay stopped at ..." note with the page it was given on, then every value stored wrong, saying
 when it is another product's. The live run alone is checked first, so a failure is replay's, not
-the harness's or the scripted model's.
+the harness's or the scripted model's. Every published product is also read back from its live page
+(issue 26): none stored as asked is flagged, none stored otherwise reports completed.
 
 The body is typed in pieces (``rich_text="keys"``: text, Ctrl+B, the bold words, Ctrl+B, ...):
 ``fill`` of markdown into an editor is issue 27; until it lands, ``"fill"`` would store asterisks.
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from app_process import DjangoAppProcess
-from replay_runs import describe_runs, run_items
+from replay_runs import describe_runs, readback_problems, run_items
 from wagtail_case import slug_of, wagtail_case
 
 from webtask_core import WorkerStatus
@@ -64,6 +65,20 @@ async def test_products_added_in_wagtails_page_editor_replay_with_zero_model_cal
                  for run in runs if run.result.status is WorkerStatus.completed
                  and wagtail_shop.url(path := f"/products/{slug_of(run.data['title'])}/") not in run.result.feedback]
     report = describe_runs(runs, problems)
+
+    # The read-back (issue 26), whatever replay did: each product published is read back from its live
+    # page (the URL the run reported) and a product stored as asked is never flagged; one stored
+    # otherwise never reports completed. The recording's read-back is the model's, the others' in code.
+    misread = readback_problems(runs, case.stored_problems(runs))
+    assert not misread, "the read-back:\n" + "\n".join(misread) + "\n" + report
+    # Every product page shows the same fields: the first's templates read all the others in code.
+    read = [run.result.readback for run in runs[1:] if run.result.readback and run.result.readback.status != "unread"]
+    assert all(readback.method == "templates" and readback.model_calls == 0 for readback in read), report
+    for run in runs:
+        if run.result.status is WorkerStatus.completed and run.result.readback is not None:
+            assert run.result.readback.url == wagtail_shop.url(f"/products/{slug_of(run.data['title'])}/"), report
+            assert {check.field for check in run.result.readback.fields if check.verdict == "match"} >= {
+                "title", "sku", "price", "category", "condition", "release_date", "tags"}, report
 
     # The issue's acceptance: replay goes through the editor without the model and without repairs.
     outcomes = [(run.result.replay, run.model_calls, run.revision) for run in replayed]

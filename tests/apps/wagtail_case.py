@@ -30,10 +30,14 @@ from wagtail_policy import WagtailProductPolicy
 from wagtail_site.products.records import StoredProduct, stored_products
 from wagtail_site.shop import STAFF_PASSWORD, STAFF_USERNAME, shop_process
 
+from webtask_core.readback import ReadBack
 from webtask_core.replay import script_key
 from webtask_core.worker import WorkerOptions
 
-__all__ = ["PRODUCTS", "wagtail_case", "open_wagtail_case", "expected_body_html", "slug_of"]
+__all__ = ["PRODUCTS", "wagtail_case", "open_wagtail_case", "expected_body_html", "slug_of", "readback_of"]
+
+# What a product's page is read back for (issue 26): every value the task asked for.
+READ_BACK = ("title", "sku", "price", "category", "condition", "release_date", "tags", "body")
 
 # (the product's fields, its photo's file name and colour)
 PRODUCTS: tuple[tuple[dict[str, Any], str, tuple[int, int, int]], ...] = (
@@ -144,6 +148,12 @@ def _field_problems(run: ItemRun, page: StoredProduct, runs: Sequence[ItemRun]) 
     return problems
 
 
+def readback_of(data: dict[str, Any]) -> ReadBack:
+    """The product read back from its live page, the URL the run reported: the body as the task wrote
+    it (markdown), the page shows it rendered."""
+    return ReadBack(fields={name: data[name] for name in READ_BACK})
+
+
 def wagtail_case(shop: DjangoAppProcess, *, rich_text: RichText = "keys") -> AppCase:
     """The case on a running shop; ``rich_text``: how the scripted model writes the body."""
     items = [{**product, "photo": "photo", "username": STAFF_USERNAME, "password": "{{secret:wagtail_password}}",
@@ -152,7 +162,7 @@ def wagtail_case(shop: DjangoAppProcess, *, rich_text: RichText = "keys") -> App
         name="wagtail", script_key=script_key("wagtail-add-product", "wagtail-test-shop"), items=items,
         task=task_for, resources=make_photo, policy=WagtailProductPolicy(rich_text=rich_text),
         stored_problems=lambda runs: _stored_problems(shop, runs),
-        options=WorkerOptions(secrets={"wagtail_password": SecretStr(STAFF_PASSWORD)}),
+        options=WorkerOptions(secrets={"wagtail_password": SecretStr(STAFF_PASSWORD)}), readback=readback_of,
     )
 
 

@@ -98,7 +98,7 @@ def test_every_shipped_automation_is_valid():
     assert names == {"webtask-aborted", "webtask-max-steps", "webtask-failed", "webtask-error",
                      "webtask-batch-failed", "webtask-batch-completed", "webtask-zombie-runs",
                      "webtask-script-repaired", "webtask-script-handover", "webtask-waiting",
-                     "webtask-batch-crashed", "webtask-crashed"}
+                     "webtask-batch-crashed", "webtask-crashed", "webtask-listing-mismatch"}
     for definition in definitions:
         for action in definition["actions"]:
             action.pop("block", None)
@@ -146,6 +146,14 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="aborted", task="Create a listing ...",
                             handovers=[{"step": 9, "kind": "site", "reason": "no element like button \"publish\""}],
                             labels={**labels, "sku": "NIGHT-013"})
+        emit_task_event("mismatch", task="Create a listing ...", reason="Read-back: the site does not show ...",
+                        labels={**labels, "sku": "NIGHT-015"},
+                        extra={"readback": "mismatch", "readback_method": "templates", "mismatched_fields": ["price"],
+                               "listing_url": "https://shop.example/listings/15", "picture": "https://pics/15.jpg",
+                               "fields": [{"field": "price", "expected": "46.00", "shown": "$54.74",
+                                           "verdict": "mismatch", "note": ""},
+                                          {"field": "title", "expected": "Boots", "shown": "Boots",
+                                           "verdict": "match", "note": ""}]})
         emit_handover_event(key="listing-task.shop.v1", revision=2, outcome="completed", task="Create a listing ...",
                             handovers=[{"step": 4, "kind": "item", "reason": "a list on the page now shows this item"}],
                             labels={**labels, "sku": "NIGHT-012"})  # completed: no alert
@@ -186,6 +194,8 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
             "Not completed: NIGHT-002, NIGHT-003\n- NIGHT-002: was running (its run 5e is Running)\n"
             "Not started: NIGHT-003",
         "webtask crashed: price refresh": "Reason: No heartbeat for 90 s",
+        "webtask listing mismatch: listing NIGHT-015 (price) (batch nightly-owl)":
+            "- price: expected 46.00, shown $54.74\nSKU: NIGHT-015",
     }
     for subject, line in expected.items():
         found = await webhook.wait_for(lambda p, subject=subject: p["subject"] == subject)
@@ -196,6 +206,9 @@ async def test_each_alert_has_a_short_subject_naming_the_listing_and_batch(webho
                 or "NIGHT-014" in p["subject"]]
     assert "prefect flow-run retry 0b1c" in next(p for p in webhook.posts if "crashed: 2 of 3" in p["subject"])["body"]
     assert all("\n" not in post["subject"] for post in webhook.posts)  # one line, whatever the event held
+    mismatch = next(p for p in webhook.posts if "NIGHT-015" in p["subject"])["body"]
+    assert "title" not in mismatch and "Picture of the page: https://pics/15.jpg" in mismatch
+    assert "Listing: https://shop.example/listings/15" in mismatch
     waiting = next(p for p in webhook.posts if "needs a person" in p["subject"])["body"]
     assert "Answer here: http://127.0.0.1:4200/v2/runs/flow-run/0b1c" in waiting  # the form that shows dots
     assert "(after 600 s the run frees its worker; any worker resumes it once you answer)" in waiting

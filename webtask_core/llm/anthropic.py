@@ -164,8 +164,12 @@ def build_request(
     messages: list[Message],
     tools: list[ToolSpec],
     cache_system: bool,
+    tool_choice: str | None = None,
 ) -> dict[str, Any]:
-    """The `system`, `tools` and `messages` parameters of one Messages API call."""
+    """The `system`, `tools` and `messages` parameters of one Messages API call (and `tool_choice`
+    forcing a call of the tool named, which must be one of ``tools``)."""
+    if tool_choice is not None and tool_choice not in {tool.name for tool in tools}:
+        raise PermanentModelError(f"tool_choice names {tool_choice!r}, which is not one of the tools sent")
     breakpoints: list[dict[str, Any]] = []
     tool_params = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
     if tool_params:
@@ -187,6 +191,8 @@ def build_request(
         request["system"] = system_params
     if tool_params:
         request["tools"] = tool_params
+    if tool_choice is not None:
+        request["tool_choice"] = {"type": "tool", "name": tool_choice}
     return request
 
 
@@ -401,9 +407,10 @@ class AnthropicLLM:
         messages: list[Message],
         tools: list[ToolSpec],
         cache_system: bool = True,
+        tool_choice: str | None = None,
     ) -> ModelReply:
         params = build_request(
-            system=system, messages=messages, tools=tools, cache_system=cache_system
+            system=system, messages=messages, tools=tools, cache_system=cache_system, tool_choice=tool_choice
         )
         extra_body = dict(self.extra_body)
         if self.temperature is not None:

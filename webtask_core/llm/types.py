@@ -113,7 +113,10 @@ class ModelReply(BaseModel):
 
 @runtime_checkable
 class LLM(Protocol):
-    """One async model call. Raises ModelTransientError or PermanentModelError, nothing else."""
+    """One async model call. Raises ModelTransientError or PermanentModelError, nothing else.
+
+    ``tool_choice``: the name of a tool the reply must call (a structured-output call, as the
+    read-back makes); None leaves it to the model. The worker's steps never force one."""
 
     model: str
 
@@ -124,4 +127,5 @@ class LLM(Protocol):
         messages: list[Message],
         tools: list[ToolSpec],
         cache_system: bool = True,
+        tool_choice: str | None = None,
     ) -> ModelReply: ...

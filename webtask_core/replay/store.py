@@ -53,6 +53,7 @@ class ScriptStore:
     """``ScriptStore(session_store)``: scripts beside the sessions (in its ``scripts/`` child)."""
 
     def __init__(self, sessions: SessionStore):
+        self.sessions = sessions  # what else lives beside the scripts (the read-back's templates)
         self.backend = sessions.child(SCRIPTS_FOLDER)
 
     def __repr__(self) -> str:

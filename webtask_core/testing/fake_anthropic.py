@@ -39,6 +39,7 @@ from webtask_core.testing.fake_anthropic_http import (
 from webtask_core.testing.fake_messages import (
     ERROR_FAULTS,
     FAULT_KINDS,
+    KIT_READER,
     MODEL_FAULTS,
     TRANSIENT_FAULTS,
     Exchange,
@@ -61,7 +62,7 @@ _BEDROCK_PREFIX = "/model/"
 class FakeAnthropicServer(FakeMessagesAPI):
     """Messages API on 127.0.0.1:random, answering with ``policy(request) -> Reply``.
 
-    Args (besides FakeMessagesAPI's policy, latency_s, min_cache_tokens, validate, thinking):
+    Args (besides FakeMessagesAPI's policy, latency_s, min_cache_tokens, validate, thinking, reader):
         policy: sync or async callable; called with the parsed JSON body. Calls are serialised (one
             at a time) unless ``serialize_policy=False``, so a stateful policy needs no lock.
         slow_s: how long a "slow" fault stalls; set it above the client's timeout.
@@ -86,10 +87,11 @@ class FakeAnthropicServer(FakeMessagesAPI):
         serialize_policy: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
+        reader: Policy | None = KIT_READER,
     ):
         super().__init__(
             policy, latency_s=latency_s, min_cache_tokens=min_cache_tokens, validate=validate, reply_model=model,
-            thinking=thinking,
+            thinking=thinking, reader=reader,
         )
         self.slow_s = slow_s
         self.retry_after_ms = retry_after_ms
@@ -202,7 +204,7 @@ class FakeAnthropicServer(FakeMessagesAPI):
 
     def _call_policy(self, request: dict[str, Any]) -> Any:
         def call() -> Any:
-            result = self.policy(request)
+            result = self.policy_for(request)(request)
             if inspect.isawaitable(result):
                 result = asyncio.run(_awaited(result))
             return result

@@ -2,7 +2,8 @@
 
 - :func:`validate_request` returns the 400 message the real API would give for the mistakes a
   message builder typically makes (orphan tool results, text before tool results, empty text, more
-  than four cache breakpoints, undecodable images, duplicate tool names), or None.
+  than four cache breakpoints, undecodable images, duplicate tool names, a ``tool_choice`` naming
+  no tool or forcing one with extended thinking on), or None.
 - :func:`estimate_tokens`: about four characters a token; images by their pixel count like the API.
 - :class:`PromptCache` models prompt caching closely enough for benchmarks: a request is cut into
   blocks in the API's order (tools, system, messages); each ``cache_control`` breakpoint writes the
@@ -111,6 +112,19 @@ def _check_message(index: int, message: Any, previous_tool_ids: list[str]) -> st
     return None
 
 
+def _check_tool_choice(choice: Any, names: list[Any], thinking: Any) -> str | None:
+    if choice is None:
+        return None
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind not in ("auto", "any", "tool", "none"):
+        return "tool_choice: Input tag does not match any of the expected tags: 'auto', 'any', 'tool', 'none'"
+    if kind == "tool" and choice.get("name") not in names:
+        return f"tool_choice.name: Tool '{choice.get('name')}' not found in the provided tools"
+    if kind in ("any", "tool") and isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
+
+
 def validate_request(request: dict[str, Any]) -> str | None:
     """The API's 400 message for a request it would reject, or None when it looks acceptable."""
     if not isinstance(request.get("model"), str) or not request["model"]:
@@ -126,6 +140,9 @@ def validate_request(request: dict[str, Any]) -> str | None:
             return f"tools.{position}.name: String should match pattern '{_TOOL_NAME.pattern}'"
     if len(set(names)) != len(names):
         return "tools: Tool names must be unique."
+    problem = _check_tool_choice(request.get("tool_choice"), names, request.get("thinking"))
+    if problem:
+        return problem
     system = request.get("system")
     for position, block in enumerate(system if isinstance(system, list) else []):  # a string may be empty
         problem = _check_leaf(block, f"system.{position}")

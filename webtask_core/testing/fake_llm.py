@@ -26,7 +26,7 @@ from anthropic.types import Message as _SDKMessage
 from webtask_core.errors import ModelTransientError
 from webtask_core.llm.anthropic import DEFAULT_MODEL, build_request, checked_reply, status_error
 from webtask_core.llm.types import Message, ModelReply, ToolSpec
-from webtask_core.testing.fake_messages import Answer, Exchange, FakeMessagesAPI, Policy
+from webtask_core.testing.fake_messages import KIT_READER, Answer, Exchange, FakeMessagesAPI, Policy
 
 __all__ = ["FakeLLM"]
 
@@ -48,7 +48,8 @@ class FakeLLM(FakeMessagesAPI):
         model: the model requested (``self.model``, as on AnthropicLLM).
         max_tokens: sent in the request, as AnthropicLLM does.
         latency_s: an ``asyncio.sleep`` before every answer, standing in for the model's time.
-        min_cache_tokens, validate, thinking: as on FakeAnthropicServer.
+        min_cache_tokens, validate, thinking, reader: as on FakeAnthropicServer (``reader``: who
+            answers the read-back's requests; by default the kit's ListingPageReader).
         reply_model: the ``model`` reported in replies (default: the one requested).
 
     Faults (:meth:`inject`, ``fault_policy``, :meth:`set_fault_rate`): every kind FakeAnthropicServer
@@ -70,10 +71,11 @@ class FakeLLM(FakeMessagesAPI):
         validate: bool = True,
         thinking: bool = False,
         reply_model: str | None = None,
+        reader: Policy | None = KIT_READER,
     ):
         super().__init__(
             policy, latency_s=latency_s, min_cache_tokens=min_cache_tokens, validate=validate,
-            reply_model=reply_model, thinking=thinking,
+            reply_model=reply_model, thinking=thinking, reader=reader,
         )
         self.model = model
         self.max_tokens = max_tokens
@@ -85,8 +87,10 @@ class FakeLLM(FakeMessagesAPI):
         messages: list[Message],
         tools: list[ToolSpec],
         cache_system: bool = True,
+        tool_choice: str | None = None,
     ) -> ModelReply:
-        params = build_request(system=system, messages=messages, tools=tools, cache_system=cache_system)
+        params = build_request(system=system, messages=messages, tools=tools, cache_system=cache_system,
+                               tool_choice=tool_choice)
         # Through JSON, as the server receives it: the policy gets plain data, never our objects.
         request = json.loads(json.dumps({"max_tokens": self.max_tokens, "model": self.model, **params}))
         exchange = self._record(request)
@@ -108,7 +112,7 @@ class FakeLLM(FakeMessagesAPI):
         if answer is not None:
             return answer
         try:
-            result = self.policy(exchange.request)
+            result = self.policy_for(exchange.request)(exchange.request)
             if inspect.isawaitable(result):
                 result = await result
         except Exception as failure:  # a broken policy is answered with a 400 naming it

@@ -30,6 +30,7 @@ __all__ = [
     "TRANSIENT_FAULTS",
     "MODEL_FAULTS",
     "ERROR_FAULTS",
+    "KIT_READER",
 ]
 
 # kind -> (HTTP status, API error type, message). The SDK maps the status to its exception classes.
@@ -50,6 +51,7 @@ FAULT_KINDS = frozenset(ERROR_FAULTS) | frozenset(TRANSIENT_FAULTS + MODEL_FAULT
 _RETRYABLE_STATUSES = {429, 500, 529}
 
 Policy = Callable[[dict[str, Any]], Any]  # returns a Reply, or an awaitable of one
+KIT_READER: Any = object()  # FakeMessagesAPI(reader=...) default: the kit's ListingPageReader
 # (status, JSON body, extra headers) of one answer
 Answer = tuple[int, dict[str, Any], dict[str, str]]
 
@@ -69,6 +71,11 @@ class Exchange:
 
 def _default_policy(request: dict[str, Any]) -> Reply:
     return Reply(text="ok")
+
+
+def _forced_tool(request: dict[str, Any]) -> str | None:
+    choice = request.get("tool_choice")
+    return choice.get("name") if isinstance(choice, dict) and choice.get("type") == "tool" else None
 
 
 def _wrong_type(value: Any) -> Any:
@@ -94,6 +101,12 @@ class FakeMessagesAPI:
         thinking: act like a thinking model: tool-use replies start with a signed ``thinking`` block,
             and a request whose last assistant tool-use turn lacks it (or altered it) gets the 400 the
             API gives when thinking blocks are not passed back unmodified.
+        reader: answers the read-back's requests (those forcing ``report_listing``): by default the
+            kit's :class:`~webtask_core.testing.page_reader.ListingPageReader`; None sends them to
+            ``policy`` like any other request.
+
+    A request forcing a tool (``tool_choice``) must be answered with a call of it, as the API
+    guarantees: a reply without one is answered with a 400 naming the policy's mistake.
 
     Faults (see FAULT_KINDS) come from the queue filled by :meth:`inject`, else from ``fault_policy``
     (``callable(request_index) -> kind | None``; :meth:`set_fault_rate` installs a seeded random one).
@@ -108,8 +121,14 @@ class FakeMessagesAPI:
         validate: bool = True,
         reply_model: str | None = None,
         thinking: bool = False,
+        reader: Policy | None = KIT_READER,
     ):
         self.policy: Policy = policy or _default_policy
+        if reader is KIT_READER:
+            from webtask_core.testing.page_reader import ListingPageReader
+
+            reader = ListingPageReader()
+        self.reader: Policy | None = reader
         self.latency_s = latency_s
         self.validate = validate
         self.reply_model = reply_model
@@ -188,6 +207,12 @@ class FakeMessagesAPI:
         return exchange
 
     # ------------------------------------------------------------------------------------ answering
+    def policy_for(self, request: dict[str, Any]) -> Policy:
+        """The reader for a read-back request (when there is one), else the policy."""
+        from webtask_core.testing.page_reader import is_read_back
+
+        return self.reader if self.reader is not None and is_read_back(request) else self.policy
+
     def _error_answer(self, exchange: Exchange, *, retry_after_ms: int | None = None) -> Answer | None:
         """The error for an injected error fault or a request the API would reject; None to go on."""
         request, fault = exchange.request, exchange.fault
@@ -246,6 +271,10 @@ class FakeMessagesAPI:
         if not isinstance(result, Reply):
             raise TypeError(f"policy must return a Reply, got {type(result).__name__}")
         exchange.reply = result
+        forced = _forced_tool(exchange.request)
+        if forced is not None and forced not in [use.name for use in result.tool_uses]:
+            raise ValueError(f"the request forces a call of {forced!r} (tool_choice) and the policy's reply "
+                             f"does not make one ({[use.name for use in result.tool_uses]})")
         fault = exchange.fault
         if fault not in ("malformed_input", "malformed_types"):
             return result
@@ -286,7 +315,7 @@ class FakeMessagesAPI:
 
     def _message_body(self, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
-        if self.thinking and reply.tool_uses:
+        if self.thinking and reply.tool_uses and _forced_tool(request) is None:  # no thinking on a forced call
             thought = f"I will call {', '.join(u.name for u in reply.tool_uses)} next."
             content.append({"type": "thinking", "thinking": thought, "signature": self._sign(thought)})
         if reply.text:

@@ -7,6 +7,8 @@ handles a log-in task (task data without a SKU): log in if needed, then complete
 
 Where only a person can help — a second factor at log-in, a security check, an approval the task
 asks for before Publish — it calls ``ask_human`` (or types ``{{totp:NAME}}``), see human_steps.py.
+A task whose data has ``repair`` (a listing's URL) corrects that listing on its edit page instead
+(repair_steps.py).
 
 It reads pages rather than remembering them, so it copes with the marketplace's changed layouts
 (`marketplace.Layout`): a form field is found by its name or by the words of its label (a renamed
@@ -23,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from .human_steps import approval_step, human_step
+from .repair_steps import repair_step
 from .replies import Reply, ToolUse
 from .request_view import (
     TreeElement,
@@ -46,7 +49,7 @@ _FIELD_ERROR = re.compile(r"Error: ([^\"\n]+)")
 _REQUIRED_KEYS = ("sku", "title", "description", "price", "category", "condition", "photos")
 # Names and label words a form field may go by: a redesign renames "Title" to "Listing headline".
 _FIELD_WORDS = {"title": ("title", "headline"), "description": ("description",), "price": ("price",),
-                "category": ("category",), "sku": ("sku",)}
+                "category": ("category",), "sku": ("sku",), "quantity": ("quantity",)}
 _NOT_TEXT_FIELDS = ("file", "radio", "checkbox", "hidden", "submit", "button", "search")
 
 
@@ -176,7 +179,7 @@ class _Step:
             return self._log_in()
         if self.login_only:
             return Reply(tool_uses=[ToolUse("complete", {"feedback": f"Logged in as {self.data['username']}."})])
-        reply = self._route()
+        reply = repair_step(self) or self._route()  # a repair task corrects a published listing instead
         banner = self._accept_cookies()
         if banner is not None and reply.tool_uses and reply.tool_uses[0].name not in ("abort", "set_output"):
             reply.tool_uses.insert(0, banner)
@@ -268,11 +271,18 @@ class _Step:
         condition = self._condition_radio()
         if condition is None:
             return _abort(f"the form offers no condition called {self.data['condition']!r}")
+        quantity = []
+        if "quantity" in self.data:  # an optional field of the form: filled when the data has it
+            quantity_field = self._form_field("quantity")
+            if quantity_field is None:
+                return _abort("the new listing form has no quantity field, and the data gives a quantity")
+            quantity = [ToolUse("fill", {"element_id": quantity_field, "text": str(self.data["quantity"])})]
         note = "Filling in the listing form" + (" again after the site's errors" if errors else "") + "."
         return Reply(text=note, tool_uses=[
             ToolUse("fill", {"element_id": fields["title"], "text": str(self.data["title"])}),
             ToolUse("fill", {"element_id": fields["description"], "text": str(self.data["description"])}),
             ToolUse("fill", {"element_id": fields["price"], "text": _price_text(self.data["price"])}),
+            *quantity,
             ToolUse("select_option", {"element_id": fields["category"], "option": str(self.data["category"])}),
             ToolUse("check", {"element_id": condition, "checked": True}),
             ToolUse("fill", {"element_id": fields["sku"], "text": self.sku}),

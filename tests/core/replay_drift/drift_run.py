@@ -4,7 +4,9 @@ replay it on a changed site with this run's values, and judge what the site stor
 The judge looks only at the site's own record of what was submitted (``DriftSite.events``): exactly
 one published listing with exactly this run's values, or nothing at all (the run handed over before
 anything was submitted, and the model may then abort). A wrong listing, a draft, a deletion or a
-second listing is WRONG, whatever the run reported.
+second listing is WRONG, whatever the run reported — unless the read-back (issue 26: every run reads
+its listing back) ended the run ``mismatch`` naming exactly the fields the site stored otherwise.
+A right listing the read-back flags is a false alarm, and fails too.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import SecretStr
 from webtask_core import Agent, WorkerStatus
 from webtask_core.browser import Browser
 from webtask_core.errors import BrowserCrashedError
+from webtask_core.readback import ReadBack
 from webtask_core.replay import Replay, ScriptStore
 from webtask_core.storage import LocalSessionStore
 from webtask_core.testing import FakeLLM
@@ -101,7 +104,7 @@ RECORDINGS: dict[str, Recording] = {
 }
 RESULTS: list[Outcome] = []  # every run of this session, for the table at the end
 
-Expect = Literal["any", "zero_calls", "ideally_zero", "handover"]
+Expect = Literal["any", "zero_calls", "ideally_zero", "handover", "mismatch"]
 Fault = Literal["", "crash_after_submit", "crash_mid_submit"]
 
 
@@ -111,6 +114,7 @@ class Case:
     THIS_RUN; ``expect``: besides "no wrong submission" — ``zero_calls`` (harmless: replay must
     finish it alone, correctly), ``ideally_zero`` (the same, reported but not failed when the model
     was asked), ``handover`` (the page says something a model must weigh: the model must be asked),
+    ``mismatch`` (the site stores something else than was typed: the read-back must catch it),
     ``any`` (replayed or handed over, either is fine)."""
 
     name: str
@@ -137,6 +141,9 @@ class Outcome:
     handovers: list[str] = field(default_factory=list)
     stored: str = ""  # none | right | what was wrong
     wrong: bool = False
+    wrong_fields: list[str] = field(default_factory=list)  # the fields the site stored otherwise
+    readback: str = ""  # the read-back's status (method)
+    mismatched: list[str] = field(default_factory=list)  # the fields the read-back found shown otherwise
     verdict: str = ""
     feedback: str = ""
     seconds: float = 0.0
@@ -151,7 +158,8 @@ class Outcome:
 
     def explain(self) -> str:
         return (f"{self.case} [{self.style}]: {self.verdict} — stored: {self.stored}; replay={self.replay}, "
-                f"status={self.status}, model calls={self.model_calls}, replayed steps={self.replayed_steps}, "
+                f"status={self.status}, read-back={self.readback} {self.mismatched}, "
+                f"model calls={self.model_calls}, replayed steps={self.replayed_steps}, "
                 f"handovers={self.handovers}, feedback={self.feedback!r}{', error=' + self.error if self.error else ''}")
 
 
@@ -159,15 +167,18 @@ def _as_number(value: Any) -> Decimal:
     return Decimal(str(value).replace("$", "").strip())
 
 
-def judge(events: list[tuple[str, dict[str, Any]]], wanted: dict[str, Any]) -> tuple[bool, str]:
-    """(wrong, what was stored): nothing, or one listing with exactly ``wanted``'s values, is right."""
+def judge(events: list[tuple[str, dict[str, Any]]], wanted: dict[str, Any],
+          wrong_fields: list[str] | None = None) -> tuple[bool, str]:
+    """(wrong, what was stored): nothing, or one listing with exactly ``wanted``'s values, is right.
+    ``wrong_fields`` gets the names of the fields stored otherwise."""
     if not events:
         return False, "none"
     kinds = [kind for kind, _ in events]
     if kinds != ["publish"]:
         return True, "events " + ", ".join(kinds)
     (_, stored), = events
-    differences = []
+    differences: list[str] = []
+    names = wrong_fields if wrong_fields is not None else []
     widgets = [name for name in WIDGET_MEANINGS if name in stored]
     for name in (*MEANINGS, *widgets):
         got, want = stored.get(name), wanted.get(name)
@@ -181,6 +192,7 @@ def judge(events: list[tuple[str, dict[str, Any]]], wanted: dict[str, Any]) -> t
             same = got == want
         if not same:
             differences.append(f"{name}={_shown(got)} (wanted {_shown(want)})")
+            names.append(name)
     return (True, "; ".join(differences)) if differences else (False, "right")
 
 
@@ -286,7 +298,9 @@ class DriftEnv:
         try:
             replay = (Replay(key=SCRIPT_KEY, params=params, store=store, identifying=("sku", "title"))
                       if store is not None else None)
-            result = await agent.do(task_for(params), max_steps=24, replay=replay)
+            # The site has no SKU: its listing's page names it by its title and description.
+            readback = ReadBack(fields={name: params[name] for name in MEANINGS}, identifying=["title", "description"])
+            result = await agent.do(task_for(params), max_steps=24, replay=replay, readback=readback)
             return result, agent
         finally:
             await agent.close()
@@ -315,11 +329,14 @@ class DriftEnv:
                 outcome.status, outcome.replay = result.status.value, result.replay
                 outcome.replayed_steps, outcome.feedback = result.replayed_steps, result.feedback[:160]
                 outcome.handovers = list(result.replay_handovers)
+                if result.readback is not None:
+                    outcome.readback = f"{result.readback.status} ({result.readback.method})"
+                    outcome.mismatched = [check.field for check in result.readback.mismatches]
             except Exception as error:  # a run that raised is reported in the table, and judged all the same
                 outcome.status, outcome.error = type(error).__name__, str(error)[:200]
             outcome.model_calls = len(llm.requests)
             outcome.notes = [note for request in llm.requests if (note := _handover_note(request))]
-            outcome.wrong, outcome.stored = judge(site.events, params)
+            outcome.wrong, outcome.stored = judge(site.events, params, outcome.wrong_fields)
         if replay:
             outcome.script, outcome.kept_steps = _kept(ScriptStore(LocalSessionStore(recorded)),
                                                        ScriptStore(LocalSessionStore(folder)))
@@ -350,9 +367,15 @@ def _kept(recorded: ScriptStore, now: ScriptStore) -> tuple[str, int]:
 
 def _verdict(outcome: Outcome, expect: Expect) -> str:
     if outcome.wrong:
-        return "WRONG"
+        caught = outcome.status == "mismatch" and outcome.wrong_fields \
+            and sorted(outcome.mismatched) == sorted(outcome.wrong_fields)
+        return f"ok (the read-back caught it: {', '.join(outcome.mismatched)})" if caught else "WRONG"
     if outcome.error:
         return f"FAIL: raised {outcome.status}"
+    if outcome.status == "mismatch":
+        return f"FAIL: a false alarm (read-back {outcome.readback}: {', '.join(outcome.mismatched) or 'unread'})"
+    if expect == "mismatch":
+        return f"FAIL: expected the site to store it otherwise and the read-back to say so (stored {outcome.stored})"
     if expect == "zero_calls" and (outcome.model_calls or outcome.stored != "right"):
         return f"FAIL: expected 0 model calls and the listing stored ({outcome.model_calls} calls, stored {outcome.stored})"
     if expect == "handover" and outcome.model_calls == 0:
@@ -363,19 +386,24 @@ def _verdict(outcome: Outcome, expect: Expect) -> str:
 
 
 def markdown_table(outcomes: list[Outcome]) -> str:
-    lines = ["| case | style | what changed | expect | replay | status | model calls | replayed steps | "
-             "hand-overs | script | stored | verdict |", "|" + " --- |" * 12]
+    lines = ["| case | style | what changed | expect | replay | status | read-back | model calls | replayed steps | "
+             "hand-overs | script | stored | verdict |", "|" + " --- |" * 13]
     for item in outcomes:
         handovers = "; ".join(item.handovers)[:90].replace("|", "/") or "-"
+        readback = item.readback + (f": {', '.join(item.mismatched)}" if item.mismatched else "")
         lines.append(f"| {item.case} | {item.style} | {item.what} | {item.expect} | {item.replay or '-'} | "
-                     f"{item.status} | {item.model_calls} | {item.replayed_steps} | {handovers} | "
+                     f"{item.status} | {readback or '-'} | {item.model_calls} | {item.replayed_steps} | {handovers} | "
                      f"{item.script or '-'} | {item.stored.replace('|', '/')} | {item.verdict} |")
-    wrong = sum(item.wrong for item in outcomes)
-    silent = sum(item.wrong and item.model_calls == 0 for item in outcomes)
+    wrong = sum(item.wrong and not item.passed for item in outcomes)
+    caught = sum(item.wrong and item.passed for item in outcomes)
+    silent = sum(item.wrong and not item.passed and item.model_calls == 0 for item in outcomes)
     passed = sum(item.passed for item in outcomes)
     lines.append("")
     if THIS_RUN["show_in_search"]:
         lines.append("(WEBTASK_DRIFT_SAME_BOX=1: the box wanted on, as recorded, unless a case says otherwise)")
-    lines.append(f"{len(outcomes)} runs: {passed} ok, {wrong} stored something wrong ({silent} of them with 0 model "
-                 f"calls), {len(outcomes) - passed - wrong} failed an expectation.")
+    completed_wrong = sum(item.wrong and item.status == "completed" for item in outcomes)
+    lines.append(f"{len(outcomes)} runs: {passed} ok, {wrong} stored something wrong unnoticed ({silent} of them with "
+                 f"0 model calls), {caught} stored wrong by the site and caught by the read-back, "
+                 f"{completed_wrong} stored wrong and reported completed, {len(outcomes) - passed - wrong} failed an "
+                 "expectation.")
     return "\n".join(lines)

@@ -100,6 +100,12 @@ class Variant:
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
     slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)
+    # What the site changes in what was typed when it publishes (the confirm page still shows what was
+    # typed; only the listing's own page shows what was stored): "vat" adds 19 % to the price (the
+    # form says prices now exclude VAT), "quantity_cap" stores at most 5, "title_cut" keeps the title's
+    # first 16 characters, "shipping_swap" puts the Price field in a Shipping section and stores it as
+    # the shipping cost (the item's price: 0.00).
+    stored_changes: tuple[str, ...] = ()
 
     def name_of(self, meaning: str) -> str:
         if meaning in self.names:
@@ -272,7 +278,7 @@ class DriftSite:
 
     def _list_page(self) -> str:
         rows = "".join(f"<tr><td><a href='/listings/{key}'>{html.escape(item['title'])}</a></td>"
-                       f"<td>{html.escape(str(item['price']))}</td></tr>" for key, item in self._listings.items())
+                       f"<td>{Decimal(str(item['price'])):.2f}</td></tr>" for key, item in self._listings.items())
         body = f"""<h1>My listings</h1><p><a href="/listings/new">New listing</a></p>
 <table><thead><tr><th>Title</th><th>Price</th></tr></thead><tbody>{rows}</tbody></table>"""
         return _page("My listings", body)
@@ -336,7 +342,12 @@ class DriftSite:
             else:
                 value = html.escape(values.get(extra.name, ""))
                 rows.append(f"<div class='row'>{caption}<input type='text' {attribute} value='{value}'{required}></div>")
-        note = f"<p class='note'>{html.escape(variant.form_note)}</p>" if variant.form_note else ""
+        if "shipping_swap" in variant.stored_changes:  # the Price row moves into a Shipping section
+            price_row = next(index for index, meaning in enumerate(variant.order) if meaning == "price")
+            rows.append(f"<fieldset><legend>Shipping</legend>{rows.pop(price_row)}</fieldset>")
+        form_note = variant.form_note or ("Prices exclude VAT: 19 % VAT is added to the price buyers pay."
+                                          if "vat" in variant.stored_changes else "")
+        note = f"<p class='note'>{html.escape(form_note)}</p>" if form_note else ""
         errors = f"<p class='error'>{html.escape(error)}</p>" if error else ""
         search = ""
         if variant.search_box:
@@ -437,13 +448,39 @@ class DriftSite:
             self._listings.pop(min(self._listings), None)
             return 303, "", {"Location": "/listings"}
         listing = next(self._ids)
-        self._listings[listing] = {"title": values["title"], "price": f"{values['price']:.2f}"}
+        self._listings[listing] = self._stored(values)
+        self.events[-1] = (action, dict(self._listings[listing]))
         for callback in self.on_publish:
             callback()
         return 303, "", {"Location": f"/listings/{listing}"}
 
+    def _stored(self, values: dict[str, Any]) -> dict[str, Any]:
+        """What the site stores for a submitted draft (its stored_changes applied)."""
+        stored, changes = dict(values), self.variant.stored_changes
+        if "vat" in changes:
+            stored["price"] = (stored["price"] * Decimal("1.19")).quantize(Decimal("0.01"))
+        if "quantity_cap" in changes:
+            stored["quantity"] = min(stored["quantity"], Decimal(5))
+        if "title_cut" in changes:
+            stored["title"] = stored["title"][:16].rstrip()
+        if "shipping_swap" in changes:
+            stored["shipping"], stored["price"] = stored["price"], Decimal(0)
+        return stored
+
     def _listing_page(self, listing: int) -> str:
+        """The listing's own page: what the site stored, as a person reads it (English labels)."""
         item = self._listings[listing]
-        body = (f"<h1>Listing published</h1><p>“{html.escape(item['title'])}” is live at {html.escape(item['price'])}.</p>"
-                f"<p><a href='/listings'>Back to my listings</a></p>{own_rows(self.variant, self._listings)}")
+        price = f"{Decimal(str(item['price'])):.2f}"
+        rows = []
+        for meaning in (*MEANINGS, "shipping"):
+            if meaning not in item:
+                continue
+            value = item[meaning]
+            text = ("Yes" if value else "No") if meaning == "show_in_search" else \
+                f"{value:.2f}" if meaning in ("price", "shipping") else str(value)
+            label = {"show_in_search": "Shown in search", "shipping": "Shipping"}.get(meaning, ENGLISH.get(meaning, ""))
+            rows.append(f"<tr><td>{html.escape(label)}:</td><td>{html.escape(text)}</td></tr>")
+        body = (f"<h1>Listing published</h1><p>“{html.escape(item['title'])}” is live at {html.escape(price)}.</p>"
+                f"<table>{''.join(rows)}</table><p><a href='/listings'>Back to my listings</a></p>"
+                f"{own_rows(self.variant, self._listings)}")
         return _page(item["title"], body)

@@ -19,6 +19,7 @@ from test_human_flow import paused_run, resume_as_the_ui_does, run_inputs
 
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_core.testing.human_steps import ask_human_results
+from webtask_core.testing.page_reader import is_read_back
 from webtask_core.testing.request_view import task_json
 from webtask_flows.listings.approvals import ApprovalRule, approval_reason
 from webtask_flows.listings.batch import batch_listing_upload, batch_results
@@ -31,6 +32,8 @@ def asks_per_sku(requests: list[dict[str, Any]]) -> dict[str, int]:
     """How many times the model called ask_human in each listing's conversation (its last request)."""
     last: dict[str, dict[str, Any]] = {}
     for request in requests:
+        if is_read_back(request):  # the read-back's requests carry no task
+            continue
         sku = task_json(request).get("sku")
         if sku is not None:
             last[sku] = request

@@ -19,6 +19,7 @@ from flow_helpers import (
 from PIL import Image
 
 from webtask_core.testing import MarketplaceListingPolicy
+from webtask_core.testing.page_reader import is_read_back
 from webtask_core.testing.request_view import task_json
 from webtask_flows.listings.batch import BatchFailed, batch_listing_upload, batch_results
 from webtask_flows.listings.manifest import artifact_slug
@@ -50,9 +51,12 @@ def write_photos(folder: Path, rows: list[dict[str, Any]]) -> dict[str, bytes]:
 
 
 def requests_per_sku(requests: list[dict[str, Any]]) -> dict[str, int]:
-    """Model requests per listing (the batch's login task has no SKU and is left out)."""
+    """Model requests per listing (the batch's login task has no SKU and is left out, and so are the
+    read-back's requests: they carry no task)."""
     counts: dict[str, int] = {}
     for request in requests:
+        if is_read_back(request):
+            continue
         sku = task_json(request).get("sku")
         if sku is not None:
             counts[sku] = counts.get(sku, 0) + 1
@@ -61,7 +65,7 @@ def requests_per_sku(requests: list[dict[str, Any]]) -> dict[str, int]:
 
 def login_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The model requests of the batch's shared login task."""
-    return [request for request in requests if "sku" not in task_json(request)]
+    return [request for request in requests if not is_read_back(request) and "sku" not in task_json(request)]
 
 
 def params(shop: Any, tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -112,16 +116,21 @@ async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, mo
         assert {row["status"] for row in table} == {"completed"}
         assert float(progress.data) == 100.0 and "5/5 done" in progress.description
 
-        # A rerun with one changed listing runs only that one; the rest come from the ledger.
+        # A rerun with one changed listing runs only that one; the rest come from the ledger. The
+        # agent finds it listed (no second one), and reading it back shows the site still has the old
+        # price: a mismatch, not a silent "completed" (repair_mismatch=True would correct it).
         rows[2]["price"] = "99.00"
         s3_client.put_object(Bucket=s3_bucket, Key="nightly/manifest.jsonl",
                              Body="\n".join(json.dumps(row) for row in rows) + "\n")
         server.reset()
-        again = await batch_listing_upload(manifest=manifest, **params(shop, tmp_path))
+        again = await batch_listing_upload(manifest=manifest, **params(shop, tmp_path), return_state=True)
+        assert again.is_failed() and again.message == "1 of 5 listing(s) failed: SKU-3"
+        again_results = await batch_results(again)
         assert requests_per_sku(server.requests).keys() == {"SKU-3"}
-        assert [r.skipped for r in again] == [True, True, False, True, True]
-        assert all(r.status == "completed" for r in again)
-        assert len(shop.listing_by_sku("SKU-3")) == 1  # the agent found it listed: no second one
+        assert [r.skipped for r in again_results] == [True, True, False, True, True]
+        assert [r.status for r in again_results] == ["completed", "completed", "mismatch", "completed", "completed"]
+        assert again_results[2].mismatched_fields == ["price"] and "shown '$13.50'" in again_results[2].feedback
+        assert len(shop.listing_by_sku("SKU-3")) == 1
         assert first_requests.keys() == {row["sku"] for row in rows}
 
 

@@ -40,9 +40,9 @@ async def test_a_completed_listing_is_found_again_and_a_changed_one_is_not(tmp_p
     assert (tmp_path / site_namespace("http://shop.example", "demo")).is_dir()
 
 
-async def test_only_completed_listings_are_recorded(tmp_path: Path):
+async def test_only_completed_or_mismatched_listings_are_recorded(tmp_path: Path):
     ledger = await open_ledger(str(tmp_path), site_url="http://shop.example", username="demo")
-    with pytest.raises(ValueError, match="only completed"):
+    with pytest.raises(ValueError, match="only completed or mismatched"):
         await ledger.record(LISTING, DONE.model_copy(update={"status": "aborted"}))
 
 

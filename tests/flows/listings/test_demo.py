@@ -36,6 +36,7 @@ def test_the_demo_command_lists_every_product_on_the_marketplace_and_answers_one
     assert first["replay"] == "recorded" and first["usage"]["cache_read_tokens"] > 0 and first["usage"]["input_tokens"] > 0
     assert (second["replay"], second["model_calls"], second["tokens"]) == ("replayed", 0, 0)
     assert pricey["replay"] == "none" and pricey["model_calls"] == pricey["steps"] == first["steps"] + 1  # + ask_human
+    assert [listing["readback"] for listing in outcome["listings"]] == ["passed"] * 3  # each read back from the site
     # Its run paused for approval; the demo answered the form through the API the UI uses, and the
     # server accepted the answer: the listing was published after it.
     (answer,) = outcome["person"]

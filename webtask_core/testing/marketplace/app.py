@@ -1,6 +1,7 @@
-"""The demo marketplace's web app: log-in, my listings with SKU search, new listing → confirm → publish;
-the pages follow `SiteState.layout` (layout.py), read afresh on every request. For scripts:
-``GET /api/listings`` (JSON, ``?sku=`` to filter) and ``GET|POST /_layout``."""
+"""The demo marketplace's web app: log-in, my listings with SKU search, new listing → confirm → publish,
+a listing's edit page; the pages follow `SiteState.layout` (layout.py), and what is stored follows
+`SiteState.alterations` (alterations.py), both read afresh on every request. For scripts:
+``GET /api/listings`` (JSON, ``?sku=`` to filter), ``GET|POST /_layout`` and ``GET|POST /_alterations``."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from fastapi.templating import Jinja2Templates
 from starlette.datastructures import UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .alterations import Alterations
 from .check_pages import add_check_pages, challenge_redirect, second_factor_redirect
 from .checks import Checks
+from .edit_pages import add_edit_pages
 from .forms import CATEGORIES, CONDITIONS, ListingForm, UploadedPhoto, validate_listing_form
 from .layout import SHIPPING_OPTIONS, Layout
 from .store import DraftListing, ListingRecord, ListingStore
@@ -55,6 +58,7 @@ class SiteState:
     request_log: list[RequestRecord] = field(default_factory=list)
     checks: Checks = field(default_factory=Checks)  # second factor, challenge (checks.py)
     publish_answer_delay_s: float = 0.0  # a slow Publish: the listing is stored at once, the answer comes late
+    alterations: Alterations = field(default_factory=Alterations)  # what the site changes when it stores
 
     def rotate_secret(self) -> None:
         """Invalidate every session cookie issued so far."""
@@ -120,10 +124,15 @@ def _layout_json(layout: Layout) -> dict[str, Any]:
     return {"layout": str(layout), "changes": list(layout.changes)}
 
 
+def _alterations_json(alterations: Alterations) -> dict[str, Any]:
+    return {"alterations": str(alterations), "vat_percent": alterations.vat_percent,
+            "max_quantity": alterations.max_quantity, "title_chars": alterations.title_chars}
+
+
 def _listing_json(listing: ListingRecord) -> dict[str, Any]:
     return {"id": listing.id, "sku": listing.sku, "title": listing.title, "price": listing.price,
             "category": listing.category, "condition": listing.condition, "url": listing.url,
-            "photos": len(listing.photos), "shipping": listing.shipping,
+            "photos": len(listing.photos), "shipping": listing.shipping, "quantity": listing.quantity,
             "created_at": listing.created_at.astimezone(UTC).isoformat()}
 
 
@@ -143,7 +152,7 @@ def create_app(state: SiteState) -> FastAPI:
 
     def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         user = state.user_from_cookie(request.cookies.get(SESSION_COOKIE))
-        context.update(user=user, path=request.url.path, layout=state.layout)
+        context.update(user=user, path=request.url.path, layout=state.layout, alterations=state.alterations)
         return templates.TemplateResponse(request, name, context, status_code=status_code)
 
     @app.exception_handler(_LoginRequired)
@@ -220,14 +229,14 @@ def create_app(state: SiteState) -> FastAPI:
         title = state.layout.title_field
         form = ListingForm(title=str(data.get(title.name, "")), photos=photos,
                            **{name: str(data.get(name, "")) for name in
-                              ("description", "price", "category", "condition", "sku")})
+                              ("description", "price", "category", "condition", "sku", "quantity")})
         listing, errors = validate_listing_form(form, title_noun=title.noun)
         if listing is None:
             return _form_page(request, form, errors)
         draft_id = store.save_draft(
             owner=user, sku=listing.sku, title=listing.title, description=listing.description,
             price=listing.price, category=listing.category, condition=listing.condition,
-            photos=[(photo.filename, photo.content) for photo in listing.photos],
+            photos=[(photo.filename, photo.content) for photo in listing.photos], quantity=listing.quantity,
         )
         next_page = "/shipping" if state.layout.extra_step else ""
         return RedirectResponse(f"/listings/drafts/{draft_id}{next_page}", status_code=303)
@@ -281,20 +290,23 @@ def create_app(state: SiteState) -> FastAPI:
         missing = _shipping_missing(draft)
         if missing is not None:
             return missing
-        listing_id = store.publish(draft)
+        title, price, quantity = state.alterations.stored(title=draft.title, price=draft.price, quantity=draft.quantity)
+        listing_id = store.publish(draft.model_copy(update={"title": title, "price": price, "quantity": quantity}))
         state.checks.note_published()
         if state.publish_answer_delay_s:
             await asyncio.sleep(state.publish_answer_delay_s)
         return RedirectResponse(f"/listings/{listing_id}?published=1", status_code=303)
 
     @app.get("/listings/{listing_id}")
-    async def listing_page(request: Request, listing_id: int, published: int = 0) -> Response:
+    async def listing_page(request: Request, listing_id: int, published: int = 0, saved: int = 0) -> Response:
         current_user(request)
         listing = store.listing(listing_id)
         if listing is None:
             return render(request, "not_found.html", 404, what="listing")
-        return render(request, "listing.html", listing=listing, published=bool(published),
+        return render(request, "listing.html", listing=listing, published=bool(published), saved=bool(saved),
                       photo_names=store.stored_photo_names(listing_id))
+
+    add_edit_pages(app, state, render, current_user)
 
     @app.get("/uploads/{listing_id}/{stored_name}")
     async def uploaded_photo(listing_id: int, stored_name: str) -> Response:
@@ -332,6 +344,24 @@ def create_app(state: SiteState) -> FastAPI:
         except ValueError as error:
             return JSONResponse({"error": str(error)}, status_code=400)
         return JSONResponse(_layout_json(state.layout))
+
+    @app.get("/_alterations")
+    async def show_alterations() -> Response:
+        return JSONResponse(_alterations_json(state.alterations))
+
+    @app.post("/_alterations")
+    async def switch_alterations(request: Request) -> Response:
+        # What the site changes in what you typed (alterations.py); in process, Marketplace.set_alterations.
+        hint = 'send JSON like {"vat_percent": 19, "max_quantity": 5, "title_chars": 40} (null: off)'
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": hint}, status_code=400)
+        try:
+            state.alterations = Alterations.of(body if isinstance(body, dict) else {"": body})
+        except ValueError as error:
+            return JSONResponse({"error": f"{error}; {hint}"}, status_code=400)
+        return JSONResponse(_alterations_json(state.alterations))
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:

@@ -14,6 +14,8 @@ __all__ = [
     "ListingForm",
     "UploadedPhoto",
     "validate_listing_form",
+    "validate_edit_form",
+    "MAX_QUANTITY",
 ]
 
 # (value sent by the form, label shown to people and stored on the listing)
@@ -44,6 +46,7 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
 )
 
 MAX_PHOTOS = 12
+MAX_QUANTITY = 999
 MAX_PHOTO_BYTES = 10 * 1024 * 1024
 _IMAGE_FORMATS = {"JPEG", "PNG", "GIF", "WEBP"}
 
@@ -65,6 +68,7 @@ class ListingForm:
     condition: str = ""
     sku: str = ""
     photos: list[UploadedPhoto] = field(default_factory=list)
+    quantity: str = ""
 
 
 @dataclass
@@ -76,6 +80,7 @@ class ValidListing:
     condition: str  # label
     sku: str
     photos: list[UploadedPhoto]
+    quantity: int = 1
 
 
 def _check_price(raw: str) -> tuple[float | None, str | None]:
@@ -96,6 +101,15 @@ def _check_price(raw: str) -> tuple[float | None, str | None]:
     if amount > 100_000:
         return None, "Price must be at most $100,000."
     return float(amount), None
+
+
+def _check_quantity(raw: str) -> tuple[int, str | None]:
+    text = raw.strip()
+    if not text:
+        return 1, None  # optional: one piece
+    if not text.isdigit() or not 1 <= int(text) <= MAX_QUANTITY:
+        return 1, f"Quantity must be a whole number from 1 to {MAX_QUANTITY}."
+    return int(text), None
 
 
 def _is_image(content: bytes) -> bool:
@@ -125,6 +139,24 @@ def validate_listing_form(form: ListingForm, *,
                           title_noun: str = "title") -> tuple[ValidListing | None, dict[str, str]]:
     """The cleaned listing, or the errors keyed by field (the title's under "title" whatever the
     layout calls it); `title_noun` is what the messages call the title."""
+    listing, errors = validate_edit_form(form, title_noun=title_noun)
+    sku = form.sku.strip()
+    if not sku:
+        errors["sku"] = "Enter a SKU."
+    elif len(sku) > 40:
+        errors["sku"] = "SKU can be at most 40 characters."
+    photo_error = _check_photos(form.photos)
+    if photo_error:
+        errors["photos"] = photo_error
+    if errors or listing is None:
+        return None, errors
+    listing.sku, listing.photos = sku, form.photos
+    return listing, {}
+
+
+def validate_edit_form(form: ListingForm, *,
+                       title_noun: str = "title") -> tuple[ValidListing | None, dict[str, str]]:
+    """The fields a published listing's edit page changes (not its SKU or photos), or the errors."""
     errors: dict[str, str] = {}
     title = form.title.strip()
     if not title:
@@ -145,15 +177,10 @@ def validate_listing_form(form: ListingForm, *,
     condition = dict(CONDITIONS).get(form.condition)
     if condition is None:
         errors["condition"] = "Choose the item's condition."
-    sku = form.sku.strip()
-    if not sku:
-        errors["sku"] = "Enter a SKU."
-    elif len(sku) > 40:
-        errors["sku"] = "SKU can be at most 40 characters."
-    photo_error = _check_photos(form.photos)
-    if photo_error:
-        errors["photos"] = photo_error
+    quantity, quantity_error = _check_quantity(form.quantity)
+    if quantity_error:
+        errors["quantity"] = quantity_error
     if errors:
         return None, errors
     assert price is not None and category is not None and condition is not None
-    return ValidListing(title, description, price, category, condition, sku, form.photos), {}
+    return ValidListing(title, description, price, category, condition, "", [], quantity), {}

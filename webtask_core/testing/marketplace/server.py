@@ -15,6 +15,7 @@ from types import TracebackType
 
 import uvicorn
 
+from .alterations import ALTERATIONS_ENV, Alterations
 from .app import RequestRecord, SiteState, create_app
 from .checks import Checks, SecondFactor
 from .layout import LAYOUT_ENV, Layout
@@ -37,13 +38,15 @@ class Marketplace:
     ``shop.checks`` holds the TOTP seed, the inbox and the challenge's characters).
 
     `layout` defaults to the environment's ``WEBTASK_SITE_LAYOUT`` (e.g. ``renamed_field,extra_step``
-    or ``all``; see `Layout.parse`), else the original site.
+    or ``all``; see `Layout.parse`), else the original site. ``alterations``: what the site changes
+    in what you typed when it stores a listing (VAT added, quantity capped, title cut; see
+    alterations.py), default ``WEBTASK_SITE_ALTERATIONS``, else none.
     """
 
     def __init__(self, users: Mapping[str, str] | None = None, *, preview_delay_ms: int = 450,
                  port: int = 0, layout: Layout | None = None, second_factor: SecondFactor | None = None,
                  totp_seed: str | None = None, challenge_after: int | None = None,
-                 challenge_window_s: float = 300.0) -> None:
+                 challenge_window_s: float = 300.0, alterations: Alterations | None = None) -> None:
         users = dict(users) if users is not None else {"demo": "demo-pass"}
         if not users:
             raise ValueError("Marketplace(users=...) needs at least one username/password pair")
@@ -58,6 +61,12 @@ class Marketplace:
             except ValueError as error:
                 raise ValueError(f"{LAYOUT_ENV}: {error}") from None
         self._layout = layout
+        if alterations is None:
+            try:
+                alterations = Alterations.parse(os.environ.get(ALTERATIONS_ENV, ""))
+            except ValueError as error:
+                raise ValueError(f"{ALTERATIONS_ENV}: {error}") from None
+        self._alterations = alterations
         # What only a person can pass (checks.py): a second factor at log-in, a challenge after a burst.
         self.checks = Checks(second_factor=second_factor, challenge_after=challenge_after,
                              challenge_window_s=challenge_window_s)
@@ -90,6 +99,7 @@ class Marketplace:
             preview_delay_ms=self.preview_delay_ms,
             layout=self.layout,  # what a stopped site last served, if it ran before
             checks=self.checks,
+            alterations=self.alterations,
         )
         config = uvicorn.Config(
             create_app(self._state), log_level="warning", access_log=False, lifespan="off",
@@ -184,6 +194,20 @@ class Marketplace:
         self._layout = layout
         if self._state is not None:
             self._state.layout = layout
+
+    @property
+    def alterations(self) -> Alterations:
+        """What the site changes in what you typed now (`set_alterations` or ``POST /_alterations``)."""
+        return self._state.alterations if self._state is not None else self._alterations
+
+    def set_alterations(self, alterations: Alterations) -> None:
+        """Store every later listing (and edit) with these changes; ``Alterations()`` for none."""
+        if not isinstance(alterations, Alterations):
+            raise TypeError(f"set_alterations takes Alterations, not {type(alterations).__name__}; "
+                            "use Alterations.parse for text")
+        self._alterations = alterations
+        if self._state is not None:
+            self._state.alterations = alterations
 
     def reset(self, *, sign_out: bool = False) -> None:
         """Forget listings, drafts, photos and the request log. With `sign_out`, existing session

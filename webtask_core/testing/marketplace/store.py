@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS listings (
     condition TEXT NOT NULL,
     created_at TEXT NOT NULL,
     draft_id TEXT UNIQUE,
-    shipping TEXT
+    shipping TEXT,
+    quantity INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS photos (
     listing_id INTEGER NOT NULL,
@@ -51,7 +52,8 @@ CREATE TABLE IF NOT EXISTS drafts (
     condition TEXT NOT NULL,
     photo_names TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    shipping TEXT
+    shipping TEXT,
+    quantity INTEGER NOT NULL DEFAULT 1
 );
 """
 
@@ -76,6 +78,7 @@ class ListingRecord(BaseModel):
     created_at: datetime
     photos: list[PhotoRecord]
     shipping: str | None = None  # the Shipping page's choice (label), in a layout with that step
+    quantity: int = 1
 
 
 class DraftListing(BaseModel):
@@ -91,6 +94,7 @@ class DraftListing(BaseModel):
     condition: str
     photo_names: list[str]  # original filenames, in order
     shipping: str | None = None  # label chosen on the Shipping page, if the layout has one
+    quantity: int = 1
 
 
 def _safe_filename(name: str, position: int) -> str:
@@ -129,6 +133,7 @@ class ListingStore:
         category: str,
         condition: str,
         photos: list[tuple[str, bytes]],
+        quantity: int = 1,
     ) -> str:
         draft_id = uuid.uuid4().hex[:16]
         folder = self._drafts / draft_id
@@ -138,9 +143,9 @@ class ListingStore:
         with self._write_lock, closing(self._connect()) as db, db:
             db.execute(
                 "INSERT INTO drafts (id, owner, sku, title, description, price, category, condition,"
-                " photo_names, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " photo_names, created_at, quantity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (draft_id, owner, sku, title, description, price, category, condition,
-                 "\n".join(Path(name).name for name, _ in photos), _now()),
+                 "\n".join(Path(name).name for name, _ in photos), _now(), quantity),
             )
         return draft_id
 
@@ -171,9 +176,9 @@ class ListingStore:
                 return int(existing["id"])
             cursor = db.execute(
                 "INSERT INTO listings (owner, sku, title, description, price, category, condition,"
-                " created_at, draft_id, shipping) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, draft_id, shipping, quantity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (draft.owner, draft.sku, draft.title, draft.description, draft.price, draft.category,
-                 draft.condition, _now(), draft.id, draft.shipping),
+                 draft.condition, _now(), draft.id, draft.shipping, draft.quantity),
             )
             listing_id = cursor.lastrowid
             assert listing_id is not None  # set by the INSERT
@@ -186,6 +191,14 @@ class ListingStore:
                 (folder / source.name).write_bytes(source.read_bytes())
                 db.execute("INSERT INTO photos VALUES (?, ?, ?, ?)", (listing_id, position, filename, source.name))
         return listing_id
+
+    def update(self, listing_id: int, *, title: str, description: str, price: float, category: str,
+               condition: str, quantity: int) -> None:
+        """A published listing's fields changed through its edit page (SKU and photos stay)."""
+        with self._write_lock, closing(self._connect()) as db, db:
+            db.execute("UPDATE listings SET title = ?, description = ?, price = ?, category = ?, condition = ?,"
+                       " quantity = ? WHERE id = ?",
+                       (title, description, price, category, condition, quantity, listing_id))
 
     # ---- listings ------------------------------------------------------------------------------
 
@@ -231,7 +244,7 @@ class ListingStore:
             id=row["id"], sku=row["sku"], title=row["title"], description=row["description"],
             price=row["price"], category=row["category"], condition=row["condition"],
             url=f"{self.base_url}/listings/{row['id']}", created_at=datetime.fromisoformat(row["created_at"]),
-            photos=photos, shipping=row["shipping"],
+            photos=photos, shipping=row["shipping"], quantity=row["quantity"],
         )
 
     def clear(self) -> None:
