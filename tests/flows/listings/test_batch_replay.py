@@ -93,8 +93,10 @@ async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_chang
         assert all(r.cost_usd == 0 and r.saved_by_replay_usd > 0 for r in results[1:])
         assert "Cost: $" in summary.description and "saved by replay: ~$" in summary.description
         rows = json.loads(summary.data)
-        assert list(rows[0])[:8] == ["reason", "sku", "status", "model calls", "replay", "cost", "saved by replay",
-                                     "listing_url"]
+        # What an operator reads first fits the artifact page's width (issue 28): why, which, how it
+        # ended, what it cost and where it is; then the replay's columns.
+        assert list(rows[0])[:8] == ["reason", "sku", "status", "cost", "listing_url", "model calls", "replay",
+                                     "saved by replay"]
         recorded = await read_events_for(f"webtask.script.{key}")
         assert [event.event for event in recorded] == ["webtask.script.recorded"]
         assert recorded[0].payload["sku"] == "REPLAY-1"
