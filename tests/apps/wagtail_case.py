@@ -150,8 +150,9 @@ def _field_problems(run: ItemRun, page: StoredProduct, runs: Sequence[ItemRun]) 
 
 def readback_of(data: dict[str, Any]) -> ReadBack:
     """The product read back from its live page, the URL the run reported: the body as the task wrote
-    it (markdown), the page shows it rendered."""
-    return ReadBack(fields={name: data[name] for name in READ_BACK})
+    it (markdown), the page shows it rendered. Only the values the task data holds (task data without
+    one is refused by the model, before anything is typed)."""
+    return ReadBack(fields={name: data[name] for name in READ_BACK if name in data})
 
 
 def wagtail_case(shop: DjangoAppProcess, *, rich_text: RichText = "keys") -> AppCase:
