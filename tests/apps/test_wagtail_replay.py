@@ -85,10 +85,10 @@ async def test_products_added_in_wagtails_page_editor_replay_with_zero_model_cal
     assert not problems, "products stored wrong or not completed:\n" + report
 
     # The issue's acceptance: replay goes through the editor without the model and without repairs.
-    # Met in 2 of the 3 runs on main at the merge; the third handed over once (2 model calls, one
-    # repair) where Wagtail's autosave had already made the page ("New: Product page" became the
-    # edit page's heading before the photo's Upload), a timing the script does not yet treat as the
-    # same page. Until it does, a run that misses it is an expected failure carrying the report.
+    # Met on main before the read-back landed (0, 0, 0, 0); since, the first replayed product hands
+    # over once (2 model calls, one repair; the next three 0) where the page was already saved ("New:
+    # Product page" became the edit page's heading before the photo's Upload), which the script does
+    # not yet treat as the same page. Until it does, a miss is an expected failure with the report.
     outcomes = [(run.result.replay, run.model_calls, run.revision) for run in replayed]
     if outcomes != [("replayed", 0, 1)] * len(replayed):
         pytest.xfail("issue 25: a replayed Wagtail product asked the model or repaired the script:\n" + report)
