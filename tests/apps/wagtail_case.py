@@ -112,10 +112,11 @@ def _wanted(run: ItemRun) -> dict[str, Any]:
     }
 
 
-def _stored_problems(app: DjangoAppProcess, runs: Sequence[ItemRun]) -> list[str]:
+def _stored_problems(app: DjangoAppProcess, runs: Sequence[ItemRun], before: frozenset[str] = frozenset()) -> list[str]:
     """Each product asked for: stored once, with exactly its values; a wrong value says whose it is
-    when it is another product's; and nothing stored that was not asked for."""
-    stored = stored_products(app)
+    when it is another product's; and nothing stored that was not asked for (`before`: the SKUs the
+    session's shop held when the case began, another test's products)."""
+    stored = [page for page in stored_products(app) if page.sku not in before]
     problems = []
     for run in runs:
         pages = [page for page in stored if page.sku == run.data["sku"]]
@@ -157,12 +158,14 @@ def readback_of(data: dict[str, Any]) -> ReadBack:
 
 def wagtail_case(shop: DjangoAppProcess, *, rich_text: RichText = "keys") -> AppCase:
     """The case on a running shop; ``rich_text``: how the scripted model writes the body."""
+    # Products other tests of the session stored before this case began are theirs, not this case's.
+    before = frozenset(page.sku for page in stored_products(shop))
     items = [{**product, "photo": "photo", "username": STAFF_USERNAME, "password": "{{secret:wagtail_password}}",
               "site_url": shop.url("/admin/")} for product, _, _ in PRODUCTS]
     return AppCase(
         name="wagtail", script_key=script_key("wagtail-add-product", "wagtail-test-shop"), items=items,
         task=task_for, resources=make_photo, policy=WagtailProductPolicy(rich_text=rich_text),
-        stored_problems=lambda runs: _stored_problems(shop, runs),
+        stored_problems=lambda runs: _stored_problems(shop, runs, before),
         options=WorkerOptions(secrets={"wagtail_password": SecretStr(STAFF_PASSWORD)}), readback=readback_of,
     )
 

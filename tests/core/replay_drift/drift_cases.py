@@ -161,16 +161,18 @@ CASES: list[Case] = [
 # only the read-back of the published listing can tell (issue 26; VAT and the section swap are the
 # site changes issue 25 names).
 CASES += [
+    # The form says so: replay hands over before anything is submitted (issue 25) and the careful model
+    # refuses; the read-back's VAT catch is tested on the demo marketplace (tests/core/readback).
     Case("vat-excl", "the form now says prices exclude VAT, and 19 % is added when published",
-         site(stored_changes=("vat",)), expect="mismatch"),
+         site(stored_changes=("vat",)), expect="handover"),
     Case("shipping-swap", "Price moved into a Shipping section: stored as the shipping cost, price 0.00",
          site(stored_changes=("shipping_swap",)), expect="mismatch"),
     Case("publish-caps-quantity", "the quantity is capped at 5 when published (the confirm page shows 7)",
          site(stored_changes=("quantity_cap",)), expect="mismatch"),
     Case("publish-cuts-title", "the title is cut to 16 characters when published",
          site(stored_changes=("title_cut",)), expect="mismatch", styles=("span",)),
-    Case("publish-changes-three", "VAT added, quantity capped and title cut when published",
-         site(stored_changes=("vat", "quantity_cap", "title_cut")), expect="mismatch", styles=("label",)),
+    Case("publish-changes-two", "quantity capped and title cut when published, the form saying nothing",
+         site(stored_changes=("quantity_cap", "title_cut")), expect="mismatch", styles=("label",)),
 ]
 
 
