@@ -31,6 +31,63 @@ if [ ! -x .venv/bin/python ]; then
   "$python_bin" -m venv .venv
 fi
 
+# The real third-party applications the replay tests drive (tests/apps/<app>/requirements.txt) each
+# get a virtual environment of their own under .venv/apps/<app>: their Django versions differ from one
+# another, and the test fixtures start them as separate processes. Installed again only when the
+# requirements file changed; `manage.py check` then shows the application starts. An application that
+# needs Debian packages beyond Python's lists them in tests/apps/<app>/debian-packages.txt (one a line,
+# '#' comments): installed with apt-get when root, else named (skipped where there is no dpkg).
+# The pip installs run side by side, in the background while the project, Chromium and the widget
+# libraries are installed (a fresh machine spends most of its set-up waiting on downloads and builds);
+# each writes its own log, and a failure of any fails the set-up after all have ended.
+app_jobs=()
+install_app() {  # <app> <requirements> <venv> <digest>: pip install, then manage.py check
+  local app="$1" requirements="$2" venv="$3" req_digest="$4" log="$3/install.log" check_root
+  [ -x "$venv/bin/python" ] || "$python_bin" -m venv "$venv"
+  if ! { "$venv/bin/python" -m pip install --upgrade pip && "$venv/bin/python" -m pip install -r "$requirements"; } >"$log" 2>&1; then
+    tail -n 40 "$log" >&2; say "installing $app failed; the whole log is in $log"; return 1
+  fi
+  check_root="$(mktemp -d)"
+  if ! (cd "tests/apps/$app" && APP_ROOT="$check_root" "$root/$venv/bin/python" manage.py check) >>"$log" 2>&1; then
+    rm -rf "$check_root"; tail -n 40 "$log" >&2; say "the $app application does not start (manage.py check); the log is in $log"; return 1
+  fi
+  rm -rf "$check_root"
+  echo "$req_digest" > "$venv/.webtask-installed"
+}
+if [ "${1:-}" = "--dev" ]; then
+  for requirements in tests/apps/*/requirements.txt; do
+    [ -f "$requirements" ] || continue
+    app="$(basename "$(dirname "$requirements")")"
+    venv=".venv/apps/$app"
+    packages="tests/apps/$app/debian-packages.txt"
+    if [ -f "$packages" ] && command -v dpkg >/dev/null 2>&1; then
+      missing=""
+      for package in $(sed 's/#.*//' "$packages"); do
+        dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"
+      done
+      if [ -n "$missing" ]; then
+        if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+          say "installing Debian's$missing for the $app application"
+          export DEBIAN_FRONTEND=noninteractive
+          apt-get update -qq
+          # shellcheck disable=SC2086  # one word a package
+          apt-get install -y -qq --no-install-recommends $missing >/dev/null
+        else
+          say "The $app application needs Debian's$missing (e.g. 'sudo apt-get install$missing'); then run this again."
+          exit 1
+        fi
+      fi
+    fi
+    req_digest="$(sha256sum "$requirements" | cut -d' ' -f1)"
+    if [ "$(cat "$venv/.webtask-installed" 2>/dev/null)" != "$req_digest" ]; then
+      say "installing the $app application for the replay tests into $venv (in the background)"
+      mkdir -p "$venv"
+      install_app "$app" "$requirements" "$venv" "$req_digest" &
+      app_jobs+=("$!")
+    fi
+  done
+fi
+
 # Reinstall only when pyproject.toml changed or an extra is wanted that was not installed with it.
 # The stamp is "<sha256 of pyproject.toml> <extras installed, comma-separated>"; any other content
 # (an older stamp, a half-written one) does not match, so the project is installed again.
@@ -95,50 +152,7 @@ if [ "${1:-}" = "--dev" ]; then
   fi
 fi
 
-# The real third-party applications the replay tests drive (tests/apps/<app>/requirements.txt) each
-# get a virtual environment of their own under .venv/apps/<app>: their Django versions differ from one
-# another, and the test fixtures start them as separate processes. Installed again only when the
-# requirements file changed; `manage.py check` then shows the application starts. An application that
-# needs Debian packages beyond Python's lists them in tests/apps/<app>/debian-packages.txt (one a line,
-# '#' comments): installed with apt-get when root, else named (skipped where there is no dpkg).
-if [ "${1:-}" = "--dev" ]; then
-  for requirements in tests/apps/*/requirements.txt; do
-    [ -f "$requirements" ] || continue
-    app="$(basename "$(dirname "$requirements")")"
-    venv=".venv/apps/$app"
-    packages="tests/apps/$app/debian-packages.txt"
-    if [ -f "$packages" ] && command -v dpkg >/dev/null 2>&1; then
-      missing=""
-      for package in $(sed 's/#.*//' "$packages"); do
-        dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"
-      done
-      if [ -n "$missing" ]; then
-        if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-          say "installing Debian's$missing for the $app application"
-          export DEBIAN_FRONTEND=noninteractive
-          apt-get update -qq
-          # shellcheck disable=SC2086  # one word a package
-          apt-get install -y -qq --no-install-recommends $missing >/dev/null
-        else
-          say "The $app application needs Debian's$missing (e.g. 'sudo apt-get install$missing'); then run this again."
-          exit 1
-        fi
-      fi
-    fi
-    req_digest="$(sha256sum "$requirements" | cut -d' ' -f1)"
-    if [ "$(cat "$venv/.webtask-installed" 2>/dev/null)" != "$req_digest" ]; then
-      say "installing the $app application for the replay tests into $venv"
-      [ -x "$venv/bin/python" ] || "$python_bin" -m venv "$venv"
-      log="$venv/install.log"
-      if ! { "$venv/bin/python" -m pip install --upgrade pip && "$venv/bin/python" -m pip install -r "$requirements"; } >"$log" 2>&1; then
-        tail -n 40 "$log" >&2; say "installing $app failed; the whole log is in $log"; exit 1
-      fi
-      check_root="$(mktemp -d)"
-      if ! (cd "tests/apps/$app" && APP_ROOT="$check_root" "$root/$venv/bin/python" manage.py check) >>"$log" 2>&1; then
-        rm -rf "$check_root"; tail -n 40 "$log" >&2; say "the $app application does not start (manage.py check); the log is in $log"; exit 1
-      fi
-      rm -rf "$check_root"
-      echo "$req_digest" > "$venv/.webtask-installed"
-    fi
-  done
-fi
+# The applications' installs started above: each must have ended well.
+failed=0
+for job in "${app_jobs[@]}"; do wait "$job" || failed=1; done
+[ "$failed" = 0 ] || { say "an application for the replay tests did not install (see above)"; exit 1; }
