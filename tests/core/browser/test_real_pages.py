@@ -121,8 +121,8 @@ async def test_flights_results_far_down_the_scroll_box_are_scrolled_into_view_an
     driver = ToolDriver(browser_session)
     observation = await driver.open(sites.url("flights.html"))
     panel = element(observation, '(scrollable="0-18%" hint="results")')
-    results = [line for line in block(observation.tree, f"- {panel}")[1:] if line.startswith("  - ")]
-    assert results.index("  - (out of view below)") == 8  # the panel shows 8 of its 40 results
+    results = [line for line in block(observation.tree, f"- {panel}")[1:] if line.startswith(" - ")]
+    assert results.index(" - (out of view below)") == 8  # the panel shows 8 of its 40 results
     books = [e.id for e in tree_elements(observation.tree) if e.text == "Book"]
     toggles = [e.id for e in tree_elements(observation.tree) if e.attributes.get("hint") == "toggle-details"]
     rows = [ids_in([line])[0] for line in results if ids_in([line])]
@@ -138,7 +138,7 @@ async def test_flights_results_far_down_the_scroll_box_are_scrolled_into_view_an
     assert await clicks(browser_session) == expected
     # The tree follows the box: after the last clicks it shows results above and below its view.
     scrolled = (await browser_session.observe()).tree
-    assert "  - (out of view above)" in scrolled and "  - (in view)" in scrolled and "  - (out of view below)" in scrolled
+    assert " - (out of view above)" in scrolled and " - (in view)" in scrolled and " - (out of view below)" in scrolled
     assert re.search(rf'- {panel} \(scrollable="(\d+)-(\d+)%" hint="results"\)', scrolled).group(1) != "0"
 
 
