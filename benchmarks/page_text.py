@@ -6,7 +6,7 @@ forms of MiniWoB++ (the `miniwob` package from PyPI, its tasks started as its ow
 does). One Chromium: ours observes each page in its tab (the default BrowserConfig: tree budget
 and region as shipped); browser-use 0.13 (`pip install browser-use` into `.venv/bu`, see
 scripts/bench-browser-use.sh) connects to the same Chromium over CDP and serializes the same page
-in a tab of its own (DomService defaults: 1000 px beyond the viewport, paint-order filtering; the
+in a tab of its own at our viewport, 1280x800 (DomService defaults: 1000 px beyond the viewport, paint-order filtering; the
 text is `llm_representation()`, what its agent sends).
 
 Recall: before either reads a page, every visible control within 1000 px of the viewport (browser-
@@ -101,7 +101,8 @@ async def ours(browser: Browser, pages: list[tuple[str, str, str]]) -> dict[str,
 
 
 def browser_use(cdp_url: str, pages: list[tuple[str, str, str]]) -> dict[str, dict[str, object]]:
-    request = json.dumps({"cdp_url": cdp_url, "pages": pages, "need_js": NEED_JS})
+    request = json.dumps({"cdp_url": cdp_url, "pages": pages, "need_js": NEED_JS,
+                          "viewport": list(BrowserConfig().viewport)})
     done = subprocess.run([str(BU_PYTHON), str(Path(__file__).with_name("browser_use_text.py"))], input=request,
                           capture_output=True, text=True, timeout=600, check=False)
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

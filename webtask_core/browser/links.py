@@ -10,7 +10,8 @@ nothing, so the shown href (the element's attributes keep the page's own) is:
 - a same-site href whose words all stand in the link's text, once the words of the page's own path
   and of file endings (html, php) are set aside (``builtins.html#object`` on a link
   "builtins.object", ``tarfile.html#TarError`` "TarError" on tarfile's page): left out.
-A link with no text keeps its href: that is all the model knows of it.
+A link with no text keeps its href (that is all the model knows of it), and an in-page anchor
+(``#usage``) is shown as it is.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class LinkShortener:
                 carried[name] += 1
                 values.setdefault(name, set()).add(value)
         self.repeated = frozenset(name for name, count in carried.items() if count >= 2 and len(values[name]) == 1)
-        self.cache: dict[tuple[str, bool, bool], str | None] = {}
+        self.cache: dict[tuple[str, str, bool], str | None] = {}
 
     def show(self, href: str, text: str, main_frame: bool) -> str | None:
         """The href as the tree shows it, or None to leave the attribute out."""
@@ -97,6 +98,6 @@ class LinkShortener:
             query, hash_mark, fragment = query.partition("#")
             kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] not in self.repeated]
             href = path + ("?" + "&".join(kept) if kept else "") + hash_mark + fragment
-        if text and same_site and "?" not in href and _words(href) - self.own_words <= _words(text):
+        if text and same_site and "?" not in href and not href.startswith("#") and _words(href) - self.own_words <= _words(text):
             return None  # the text says all the URL does
         return href or None

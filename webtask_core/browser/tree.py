@@ -125,7 +125,7 @@ class _Stitcher:
                  skipped: dict[int, tuple[int, int]] | None = None, collect: bool = True,
                  links: LinkShortener | None = None):
         self.frames = frames
-        self.links = full.links if full is not None else links
+        self.links: LinkShortener | None = full.links if full is not None else links
         self.collect = collect  # build `found` (a rendering only measured for its length needs none)
         self.window = window
         self.forced = forced  # id() of items holding a frame that holds an item that must stay
