@@ -13,7 +13,9 @@ Recall: before either reads a page, every visible control within 1000 px of the 
 use's region: links, buttons, inputs, selects, textareas, role=button/link/checkbox/tab, onclick) is
 tagged; ours counts a tagged control whose element, or whose <label>, got an id; browser-use's, one
 its selector map indexes. Tokens are estimated as characters / 4 (no tokenizer), for both alike.
-Prints a table, then one line of JSON. Run: .venv/bin/python benchmarks/page_text.py
+With --base DIR (a checkout of another commit, e.g. `git worktree add /tmp/base main`), that
+checkout's webtask_core observes the same pages in the same run (its own Chromium), as the baseline.
+Prints a table, then one line of JSON. Run: .venv/bin/python benchmarks/page_text.py [--base DIR]
 Target (issue 29): ours <= 60 % of browser-use's characters on every page group, recall 100 %.
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import pydoc
 import re
 import socket
@@ -113,7 +116,25 @@ def browser_use(cdp_url: str, pages: list[tuple[str, str, str]]) -> dict[str, di
     return {row["name"]: row for row in rows}
 
 
-async def main(dump: Path | None) -> dict[str, object]:
+def base_chars(base: Path, pages: list[tuple[str, str, str]]) -> dict[str, int]:
+    """Characters of each page's tree as another checkout's webtask_core writes it (a process of its own)."""
+    done = subprocess.run([sys.executable, __file__, "--ours-only"], input=json.dumps(pages), capture_output=True,
+                          text=True, timeout=600, check=False, cwd=Path(__file__).parent,
+                          env={**os.environ, "PYTHONPATH": str(base.resolve())})
+    if done.returncode:
+        raise RuntimeError(f"the base checkout's observation failed:\n{done.stderr[-3000:]}")
+    return {name: int(row["chars"]) for name, row in json.loads(done.stdout.splitlines()[-1]).items()}
+
+
+async def ours_only(pages: list[tuple[str, str, str]]) -> dict[str, dict[str, object]]:
+    browser = await Browser.launch()
+    try:
+        return await ours(browser, pages)
+    finally:
+        await browser.close()
+
+
+async def main(dump: Path | None, checkout: Path | None = None) -> dict[str, object]:
     if not BU_PYTHON.exists() or not MINIWOB.exists():
         raise SystemExit("browser-use or MiniWoB++ missing: run scripts/bench-browser-use.sh first")
     docs = pydoc_pages()
@@ -129,6 +150,7 @@ async def main(dump: Path | None) -> dict[str, object]:
         time.sleep(0.5)
         mine = await ours(browser, pages)
         theirs = await asyncio.to_thread(browser_use, f"http://127.0.0.1:{port}", pages)
+        before = await asyncio.to_thread(base_chars, checkout, pages) if checkout else {}
     finally:
         await browser.close()
         server.shutdown()
@@ -141,6 +163,8 @@ async def main(dump: Path | None) -> dict[str, object]:
             "ours_chars": a["chars"], "ours_tokens_est": int(a["chars"]) // 4, "ours_recall": f"{a['found']}/{a['needed']}",
             "bu_chars": b["chars"], "bu_tokens_est": int(b["chars"]) // 4, "bu_recall": f"{b['found']}/{b['needed']}",
             "ratio": round(int(a["chars"]) / max(1, int(b["chars"])), 2),
+            **({"base_chars": before[name], "base_ratio": round(before[name] / max(1, int(b["chars"])), 2)}
+               if before else {}),
             "ours_found": a["found"], "needed": a["needed"],
         }
         if dump:
@@ -151,10 +175,12 @@ async def main(dump: Path | None) -> dict[str, object]:
 
 
 def report(results: dict[str, dict]) -> dict[str, object]:
-    print(f"{'page':<34}{'ours chars':>11}{'~tok':>7}{'recall':>9}{'bu chars':>10}{'~tok':>7}{'recall':>9}{'ratio':>7}")
+    print(f"{'page':<34}{'ours chars':>11}{'~tok':>7}{'recall':>9}{'bu chars':>10}{'~tok':>7}{'recall':>9}{'ratio':>7}"
+          f"{'base chars':>11}{'ratio':>7}")
     for name, r in results.items():
         print(f"{name:<34}{r['ours_chars']:>11}{r['ours_tokens_est']:>7}{r['ours_recall']:>9}{r['bu_chars']:>10}"
-              f"{r['bu_tokens_est']:>7}{r['bu_recall']:>9}{r['ratio']:>7.2f}")
+              f"{r['bu_tokens_est']:>7}{r['bu_recall']:>9}{r['ratio']:>7.2f}{r.get('base_chars', ''):>11}"
+              f"{r.get('base_ratio', ''):>7}")
     summary: dict[str, object] = {}
     for group in ("pydoc", "miniwob"):
         rows = [r for name, r in results.items() if name.startswith(group)]
@@ -162,6 +188,8 @@ def report(results: dict[str, dict]) -> dict[str, object]:
         summary[group] = {"ratio_median": round(statistics.median(ratios), 2), "ratio_max": max(ratios),
                           "ratio_total": round(sum(r["ours_chars"] for r in rows) / sum(r["bu_chars"] for r in rows), 2),
                           "ours_recall_full": all(r["ours_found"] == r["needed"] for r in rows)}
+        if all("base_chars" in r for r in rows):
+            summary[group]["base_ratio_total"] = round(sum(r["base_chars"] for r in rows) / sum(r["bu_chars"] for r in rows), 2)
     print(json.dumps(summary))
     return summary
 
@@ -169,9 +197,14 @@ def report(results: dict[str, dict]) -> dict[str, object]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dump", type=Path, help="write each page's two texts into this folder")
+    parser.add_argument("--base", type=Path, help="a checkout of the commit to compare with (its webtask_core)")
+    parser.add_argument("--ours-only", action="store_true", help=argparse.SUPPRESS)  # the --base side
     arguments = parser.parse_args()
+    if arguments.ours_only:
+        print(json.dumps(asyncio.run(ours_only([tuple(page) for page in json.load(sys.stdin)]))))
+        raise SystemExit(0)
     started = time.perf_counter()
-    figures = asyncio.run(main(arguments.dump))
+    figures = asyncio.run(main(arguments.dump, arguments.base))
     summary = report(figures)
     print(json.dumps({"benchmark": "page_text", "seconds": round(time.perf_counter() - started, 1),
                       "summary": summary, "pages": figures}))

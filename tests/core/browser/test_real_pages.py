@@ -110,7 +110,8 @@ async def test_feed_compose_in_the_contenteditable_and_every_post_control(browse
             expected.append(f"{name}:{post_id}")
         for link in [e for e in tree_elements("\n".join(post)) if e.tag == "a"]:
             await driver.ok("click", element_id=link.id)
-            expected.append(f"link:{link.attributes['href']}")
+            # The tree leaves out an href its text says (a profile link); the element keeps the page's.
+            expected.append(f"link:{observation.elements[link.id].attributes['href']}")
     for what, name in (('(role="button") "Add photos or video"', "media"), ('(hint="emoji-icon")', "emoji")):
         await driver.ok("click", element_id=element(observation, what))
         expected.append(name)
@@ -176,7 +177,7 @@ async def test_signup_fields_named_by_what_follows_them_are_filled_and_submitted
     await driver.ok("check", element_id=element(observation, '(type="radio" name="plan" value="pro") "Pro Popular"'))
     await driver.ok("check", element_id=fields["newsletter"])
     await driver.ok("check", element_id=fields["terms"])
-    await driver.ok("click", element_id=element(observation, '(href="/terms") "Terms of Service"'))
+    await driver.ok("click", element_id=element(observation, '"Terms of Service"'))
     await driver.ok("click", element_id=element(observation, '"Create account"'))
     assert await clicks(browser_session) == ["terms", "submit"]
     summary = json.loads(await browser_session.page.text_content("#summary"))

@@ -120,7 +120,7 @@ async def test_an_elided_element_has_no_id_and_acting_on_it_fails_clearly(browse
 async def test_scrolling_down_shows_the_rows_that_were_left_out(browser_session, sites):
     before = await observe(browser_session, sites, ROWS)
     assert "save-150" not in {element.name for element in before.elements.values()}
-    await browser_session.scroll("down", amount=5)
+    await browser_session.scroll("down", amount=6)  # row 150 (~6,000 px down) within 1.25 viewports of the screen
     after = await browser_session.observe()
     assert len(after.tree) <= DEFAULT_TREE_BUDGET_CHARS
     save = id_named(after, "save-150")
@@ -205,7 +205,8 @@ async def test_a_scroll_container_and_a_frame_are_trimmed_by_where_their_content
     for _ in range(2):  # 10 of the feed's own heights at most per call
         await browser_session.scroll("down", amount=10, element_id=feed)
     scrolled = await browser_session.observe()
-    assert '"Message 350 from a buyer asking about shipping"' in scrolled.tree
+    # 6,000 px down the feed: messages 250 on, as far as 1.25 viewports below the screen
+    assert '"Message 300 from a buyer asking about shipping"' in scrolled.tree
     assert '"Message 0 from a buyer' not in scrolled.tree
     assert {match["side"] for match in summaries(scrolled.tree) if match["scroller"] == feed} == {"above", "below"}
 
