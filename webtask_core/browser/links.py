@@ -3,8 +3,8 @@
 The model clicks links by id; the href tells it where one goes. What repeats on every link says
 nothing, so the shown href (the element's attributes keep the page's own) is:
 
-- an absolute URL on the main page's own origin: its path, query and fragment (``/docs/os.html``),
-  and a path in the page's own folder relative to it (``os.html`` on ``/docs/tarfile.html``);
+- an absolute URL on the main page's own origin: its path, query and fragment (``/docs/os.html``;
+  the path stays absolute: readers match paths such as ``/admin/pages/3/`` as they are);
 - a query parameter that two or more links carry, every one with the same value (``?lang=en``,
   a tracking tag): left out; one whose value differs between links (``?page=2``) stays;
 - a same-site href whose words all stand in the link's text, once the words of the page's own path
@@ -61,9 +61,7 @@ class LinkShortener:
     def __init__(self, frames: dict[str, Any], page_url: str | None):
         parts = urlsplit(page_url) if page_url else None
         self.origin = f"{parts.scheme}://{parts.netloc}" if parts and parts.scheme in ("http", "https") else None
-        path = parts.path if parts else ""
-        self.folder = path[: path.rfind("/") + 1] if "/" in path else ""
-        self.own_words = _words(path) | _SAYS_NOTHING
+        self.own_words = _words(parts.path if parts else "") | _SAYS_NOTHING
         hrefs: list[str] = []
         main = frames.get("")
         if main is not None:
@@ -91,8 +89,6 @@ class LinkShortener:
             rest = href[len(self.origin):]
             if not rest or rest[0] in "/?#":
                 href, same_site = rest or "/", True
-        if main_frame and same_site and len(self.folder) > 1 and href.startswith(self.folder) and len(href) > len(self.folder):
-            href = href[len(self.folder):]  # same folder as the page: relative to it
         if self.repeated and "?" in href:
             path, _, query = href.partition("?")
             query, hash_mark, fragment = query.partition("#")
