@@ -154,7 +154,7 @@ async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | 
             main_result = data
 
     assert main_result is not None  # the main frame either answered or raised above
-    tree = stitch_tree(results, tree_budget, main_result["scroll"])
+    tree = stitch_tree(results, tree_budget, main_result["scroll"], main_result["url"])
     if tree.renames and stamp:
         keys = list(tree.renames)
         restamps = [by_key[key].evaluate(_RESTAMP, [MARK_ATTRIBUTE, tree.renames[key]]) for key in keys]

@@ -16,12 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from webtask_core.browser.links import LinkShortener
 from webtask_core.browser.models import ElementInfo
 
 __all__ = ["FrameItems", "StitchedTree", "TreeTrim", "MARGINS", "stitch_tree", "describe_scroll", "describe_trim"]
 
 # Viewport heights kept above and below the screen, widest first; the first whose tree fits wins.
-MARGINS: tuple[float, ...] = (4.0, 3.0, 2.0, 1.5, 1.0, 0.5, 0.25, 0.0)
+# The widest is 1,000 px at the default 800 px viewport: the region browser-use reads (issue 29;
+# 4 viewports gave a model 2x its text on long pages for rows it could only reach by scrolling).
+MARGINS: tuple[float, ...] = (1.25, 1.0, 0.5, 0.25, 0.0)
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,16 @@ def _quote(text: str) -> str:
     return f'"{text}"'
 
 
-def _format_attributes(pairs: list[Any]) -> str:
+def _format_attributes(pairs: list[Any], links: LinkShortener | None, text: str, main_frame: bool) -> str:
     parts = []
     for index in range(0, len(pairs), 2):
         key, value = pairs[index], pairs[index + 1]
         if key[0] == "_":  # for replay's checks, not for the model (observe_names.js)
             continue
+        if key == "href" and links is not None:  # only what the URL says (links.py)
+            value = links.show(value, text, main_frame)
+            if value is None:
+                continue
         parts.append(key if value is True else f"{key}={_quote(value)}")
     return " ".join(parts)
 
@@ -115,8 +122,10 @@ class _Stitcher:
 
     def __init__(self, frames: dict[str, FrameItems], window: tuple[float, float] | None = None,
                  forced: frozenset[int] = frozenset(), full: _Stitcher | None = None,
-                 skipped: dict[int, tuple[int, int]] | None = None, collect: bool = True):
+                 skipped: dict[int, tuple[int, int]] | None = None, collect: bool = True,
+                 links: LinkShortener | None = None):
         self.frames = frames
+        self.links: LinkShortener | None = full.links if full is not None else links
         self.collect = collect  # build `found` (a rendering only measured for its length needs none)
         self.window = window
         self.forced = forced  # id() of items holding a frame that holds an item that must stay
@@ -182,7 +191,7 @@ class _Stitcher:
     ) -> None:
         """Render sibling items; with `view` (the visible top and bottom of the scroll box they are in)
         a marker line goes where the items go out of the box's view or come back into it."""
-        pad = "  " * depth
+        pad = " " * depth  # one character per level (docs/internals.md §2)
         window = self.window if positions is not None else None
         if positions is None:
             view = None
@@ -327,7 +336,7 @@ class _Stitcher:
                     hidden = True
                 elif key == "scrollable":
                     scrollable = True
-            shown = _format_attributes(pairs)
+            shown = _format_attributes(pairs, self.links, text or "", frame_key == "")
             line = f"{pad}- {element_id} ({shown})" if shown else f"{pad}- {element_id}"
         else:
             shown = ""
@@ -406,21 +415,24 @@ def _estimated_rung(size: int, budget: int, scroll: dict[str, float]) -> int:
 
 
 def stitch_tree(
-    frames: dict[str, FrameItems], budget: int | None = None, scroll: dict[str, float] | None = None
+    frames: dict[str, FrameItems], budget: int | None = None, scroll: dict[str, float] | None = None,
+    page_url: str | None = None,
 ) -> StitchedTree:
     """Stitch every frame under its <iframe> line, starting at the main frame (key "").
+    Links show only what their URL says (links.py; `page_url`: the main frame's, for its origin).
 
     With `budget` (characters) and the main frame's `scroll` ({y, h, vh}), a tree longer than the
     budget is trimmed around the screen (see the module docstring); frames need their positions."""
     main = frames.get("")
+    links = LinkShortener(frames, page_url)
     if budget is None or not scroll or not scroll.get("vh") or main is None or main.positions is None:
-        return _Stitcher(frames).run().result()
+        return _Stitcher(frames, links=links).run().result()
     # Usually the full tree is only measured (and numbered) here; if it is the answer, it is
     # rendered again for its elements: it is then within the budget, or rarely all on screen.
-    full = _Stitcher(frames, collect=False).run()
+    full = _Stitcher(frames, collect=False, links=links).run()
     size = len(full.text)
     if size <= budget:
-        return _Stitcher(frames).run().result()
+        return _Stitcher(frames, links=links).run().result()
     viewport = scroll["vh"]
     forced = _forced_items(frames)
     skipped: dict[int, tuple[int, int]] = {}
@@ -445,7 +457,7 @@ def stitch_tree(
                 break
     above, above_interactive, below, below_interactive = chosen.elided
     if not above and not below:
-        return _Stitcher(frames).run().result()  # everything is on screen: nothing to leave out
+        return _Stitcher(frames, links=links).run().result()  # everything is on screen: nothing to leave out
     return chosen.result(TreeTrim(MARGINS[index], above, above_interactive, below, below_interactive))
 
 

@@ -180,16 +180,16 @@ def read_page(observation: Observation) -> PageReading:
 def _parse(line: str) -> _Node | None:
     match = _ELEMENT.match(line)
     if match:
-        return _Node("element", "", len(match["pad"]) // 2, element_id=match["id"])
+        return _Node("element", "", len(match["pad"]), element_id=match["id"])
     match = _TEXT.match(line)
     if match:
-        return _Node("text", _unquote(match["text"]), len(match["pad"]) // 2)
+        return _Node("text", _unquote(match["text"]), len(match["pad"]))
     match = _STRUCTURE.match(line)
     if match:
-        return _Node(match["kind"], _unquote(match["text"] or ""), len(match["pad"]) // 2)
+        return _Node(match["kind"], _unquote(match["text"] or ""), len(match["pad"]))
     stripped = line.lstrip(" ")
     if stripped.startswith("- "):  # scroll marks and "… more elements" lines: kept for the nesting
-        return _Node("", "", (len(line) - len(stripped)) // 2)
+        return _Node("", "", len(line) - len(stripped))
     return None
 
 

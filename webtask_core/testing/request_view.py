@@ -272,7 +272,7 @@ def tree_elements(tree: str) -> list[TreeElement]:
         match = interactive or structural
         if match is None:
             continue
-        depth = len(match.group("indent")) // 2
+        depth = len(match.group("indent"))  # one space per level
         while labels and labels[-1][0] >= depth:
             labels.pop()
         if interactive is None:  # then structural matched

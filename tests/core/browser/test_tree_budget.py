@@ -91,7 +91,7 @@ async def test_a_long_page_is_trimmed_to_the_budget_around_the_screen(browser_se
     assert "elements below (" in trimmed.scroll and "above (" not in trimmed.scroll
     # The structure around what is kept stays: the form, its table, and the rows' own lines.
     assert trimmed.tree.startswith('- nav "Main"\n')
-    assert '- form "Bulk edit"\n  - table\n    - row\n' in trimmed.tree
+    assert '- form "Bulk edit"\n - table\n  - row\n' in trimmed.tree
 
 
 async def test_kept_lines_and_ids_are_those_of_the_whole_tree(browser_session, whole_session, sites):
@@ -120,7 +120,7 @@ async def test_an_elided_element_has_no_id_and_acting_on_it_fails_clearly(browse
 async def test_scrolling_down_shows_the_rows_that_were_left_out(browser_session, sites):
     before = await observe(browser_session, sites, ROWS)
     assert "save-150" not in {element.name for element in before.elements.values()}
-    await browser_session.scroll("down", amount=5)
+    await browser_session.scroll("down", amount=6)  # row 150 (~6,000 px down) within 1.25 viewports of the screen
     after = await browser_session.observe()
     assert len(after.tree) <= DEFAULT_TREE_BUDGET_CHARS
     save = id_named(after, "save-150")
@@ -153,8 +153,8 @@ async def test_the_file_input_and_the_focused_element_are_never_left_out(browser
     assert summaries(observation.tree)  # the rows between the screen and the form are left out
     photos, notes = id_named(observation, "photos"), id_named(observation, "notes")
     assert observation.elements[photos].hidden
-    assert f'  - {photos} (type="file" name="photos" multiple hidden) "Add photos"' in observation.tree
-    assert f'  - {notes} (type="text" name="notes") "Notes"' in observation.tree
+    assert f' - {photos} (type="file" name="photos" multiple hidden) "Add photos"' in observation.tree
+    assert f' - {notes} (type="text" name="notes") "Notes"' in observation.tree
     assert "save-299" not in {element.name for element in observation.elements.values()}
     # Typing goes to the focused field, and the upload target takes files, both far below the screen.
     await browser_session.type("ships tomorrow")
@@ -184,7 +184,7 @@ async def test_a_scroll_container_and_a_frame_are_trimmed_by_where_their_content
     assert observation.tree.splitlines()[1] == f'- {feed} (scrollable="0-2%" hint="feed")'
     # The feed's own content far down its scroll range is summarised with how to reach it.
     inside = [match for match in summaries(observation.tree) if match["scroller"] == feed]
-    assert len(inside) == 1 and inside[0]["side"] == "below" and inside[0]["pad"] == "  "
+    assert len(inside) == 1 and inside[0]["side"] == "below" and inside[0]["pad"] == " "
     assert '"Message 0 from a buyer asking about shipping"' in observation.tree
     assert '"Message 500 from a buyer' not in observation.tree
 
@@ -194,7 +194,7 @@ async def test_a_scroll_container_and_a_frame_are_trimmed_by_where_their_content
     assert observation.elements[frame_photos].frame_path != ""
     lines = observation.tree.splitlines()
     at = lines.index('- iframe "Uploader"')
-    assert lines[at + 1].startswith(f"  - {frame_photos} ")
+    assert lines[at + 1].startswith(f" - {frame_photos} ")
     assert SUMMARY.match(lines[at + 2])["side"] == "below" and SUMMARY.match(lines[at + 2])["scroller"] is None
     assert not [e for e in observation.elements.values() if e.text.startswith("Start upload")]
     picture = tmp_path / "bag.png"
@@ -205,7 +205,8 @@ async def test_a_scroll_container_and_a_frame_are_trimmed_by_where_their_content
     for _ in range(2):  # 10 of the feed's own heights at most per call
         await browser_session.scroll("down", amount=10, element_id=feed)
     scrolled = await browser_session.observe()
-    assert '"Message 350 from a buyer asking about shipping"' in scrolled.tree
+    # 6,000 px down the feed: messages 250 on, as far as 1.25 viewports below the screen
+    assert '"Message 300 from a buyer asking about shipping"' in scrolled.tree
     assert '"Message 0 from a buyer' not in scrolled.tree
     assert {match["side"] for match in summaries(scrolled.tree) if match["scroller"] == feed} == {"above", "below"}
 

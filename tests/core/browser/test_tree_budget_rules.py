@@ -48,11 +48,11 @@ def test_runs_on_each_side_become_one_line_at_their_depth_and_ids_keep_their_num
     tree = stitch_tree(frames, budget=10, scroll=SCROLL)
     assert tree.text.splitlines() == [
         "- table",
-        "  - … 6 more elements above (2 interactive) — scroll up to see them",
-        "  - row",
-        '    - text: "Row 2"',
-        '    - button-2 "Button 2"',
-        "  - … 9 more elements below (3 interactive) — scroll down to see them",
+        " - … 6 more elements above (2 interactive) — scroll up to see them",
+        " - row",
+        '  - text: "Row 2"',
+        '  - button-2 "Button 2"',
+        " - … 9 more elements below (3 interactive) — scroll down to see them",
     ]
     assert list(tree.elements) == ["button-2"]
     assert tree.trim is not None and tree.trim.margin == 0
@@ -67,7 +67,7 @@ def test_the_widest_margin_that_fits_is_chosen():
     frames = {"": table([-3000, -2900, -2800, -700, 100, 900, 1500, 3500, 3600, 3700])}
     whole = len(stitch_tree(frames).text)
     tree = stitch_tree(frames, budget=whole - 1, scroll=SCROLL)
-    assert tree.trim is not None and tree.trim.margin == 3.0  # 4 viewports would keep everything
+    assert tree.trim is not None and tree.trim.margin == 1.25  # the widest rung: the far rows are left out
     assert '"Button 3"' in tree.text and '"Button 6"' in tree.text
     assert '"Button 2"' not in tree.text and '"Button 7"' not in tree.text
 
@@ -93,12 +93,12 @@ def test_must_stay_items_and_frames_holding_them_are_kept():
     assert tree.text.splitlines() == [
         '- button-0 "Button 2"',
         "- form",
-        "  - … 2 more elements below (2 interactive) — scroll down to see them",
-        '  - input-0 (type="file" hidden) "Photos"',
-        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+        " - … 2 more elements below (2 interactive) — scroll down to see them",
+        ' - input-0 (type="file" hidden) "Photos"',
+        " - … 2 more elements below (2 interactive) — scroll down to see them",
         '- iframe "Pay"',
-        '  - input-1 (type="file" hidden) "Receipt"',
-        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+        ' - input-1 (type="file" hidden) "Receipt"',
+        " - … 2 more elements below (2 interactive) — scroll down to see them",
     ]
     assert list(tree.elements) == ["button-0", "input-0", "input-1"]
     assert tree.elements["input-1"].frame_path == "f1"
@@ -127,8 +127,8 @@ def test_content_of_a_frame_on_screen_is_placed_by_where_the_frame_sits():
     tree = stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL)
     assert tree.text.splitlines() == [
         '- iframe "Feed"',
-        '  - button-0 "Button 0"',
-        "  - … 2 more elements below (2 interactive) — scroll down to see them",
+        ' - button-0 "Button 0"',
+        " - … 2 more elements below (2 interactive) — scroll down to see them",
     ]
 
 
@@ -162,15 +162,15 @@ def test_a_scroll_box_marks_where_its_items_leave_its_view_and_come_back():
     frames = {"": scroll_box([0, 60, 90, 120, 200, 260], [100, 180])}
     assert stitch_tree(frames).text.splitlines() == [
         '- div-0 (scrollable="40-60%")',
-        "  - (out of view above)",
-        "  - row", '    - text: "Row 0"', '    - button-0 "Button 0"',
-        "  - row", '    - text: "Row 1"', '    - button-1 "Button 1"',
-        "  - (in view)",
-        "  - row", '    - text: "Row 2"', '    - button-2 "Button 2"',
-        "  - row", '    - text: "Row 3"', '    - button-3 "Button 3"',
-        "  - (out of view below)",
-        "  - row", '    - text: "Row 4"', '    - button-4 "Button 4"',
-        "  - row", '    - text: "Row 5"', '    - button-5 "Button 5"',
+        " - (out of view above)",
+        " - row", '  - text: "Row 0"', '  - button-0 "Button 0"',
+        " - row", '  - text: "Row 1"', '  - button-1 "Button 1"',
+        " - (in view)",
+        " - row", '  - text: "Row 2"', '  - button-2 "Button 2"',
+        " - row", '  - text: "Row 3"', '  - button-3 "Button 3"',
+        " - (out of view below)",
+        " - row", '  - text: "Row 4"', '  - button-4 "Button 4"',
+        " - row", '  - text: "Row 5"', '  - button-5 "Button 5"',
     ]
 
 
@@ -179,7 +179,7 @@ def test_scroll_marks_and_a_budget_summary_stand_side_by_side():
     frames = {"": scroll_box([100, 140, 180, 5000, 5040], [90, 220])}
     lines = stitch_tree(frames, budget=10, scroll=SCROLL).text.splitlines()
     assert lines[-2:] == [
-        "  - (out of view below)",
-        "  - … 6 more elements below (2 interactive) — scroll div-0 down to see them",
+        " - (out of view below)",
+        " - … 6 more elements below (2 interactive) — scroll div-0 down to see them",
     ]
-    assert "  - (out of view above)" not in lines and "(in view)" not in "\n".join(lines)
+    assert " - (out of view above)" not in lines and "(in view)" not in "\n".join(lines)

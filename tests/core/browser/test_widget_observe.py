@@ -122,7 +122,7 @@ async def test_an_open_modal_is_a_dialog_line_and_a_closed_ones_upload_field_is_
         assert [e.name for e in observation.elements.values() if e.type == "file"] == ["attachment", "image"]
     # A modal holding a single button is a dialog line too (a one-item container is otherwise pulled up).
     await browser_session.page.evaluate("document.getElementById('notice').style.display = 'block'")
-    assert '- dialog\n  - button-' in (await browser_session.observe()).tree
+    assert '- dialog\n - button-' in (await browser_session.observe()).tree
 
 
 async def test_fields_in_a_closed_shadow_root_are_in_the_tree_and_take_actions(browser_session, sites):

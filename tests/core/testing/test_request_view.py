@@ -22,13 +22,13 @@ from webtask_core.testing.request_view import (
 # The iframe line ends in a space (\x20, so that editors keep it).
 CONTRACT_EXAMPLE = """- h1 "New listing"
 - label "Price"
-  - input-2 (type="text" name="price" placeholder="Enter price" value="45")
+ - input-2 (type="text" name="price" placeholder="Enter price" value="45")
 - select-0 (name="category" value="Shoes") "Category"
 - input-5 (type="radio" name="condition" value="new" checked) "New with tags"
 - input-7 (type="file" name="photos" multiple hidden) "Add photos"
 - button-3 "Next" (disabled)
 - iframe "Payment"\x20
-  - input-9 (type="text" name="card")"""
+ - input-9 (type="text" name="card")"""
 
 
 def _two_step_request():

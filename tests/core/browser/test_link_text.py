@@ -1,0 +1,63 @@
+"""How a link's href shows in the tree (links.py, docs/internals.md §2): hand-made items, no browser."""
+
+from __future__ import annotations
+
+from webtask_core.browser.tree import FrameItems, stitch_tree
+
+
+def link(href: str, text: str = "") -> list:
+    return ["a", ["href", href], text, None]
+
+
+def lines(page_url: str, *links: list, frames: dict[str, FrameItems] | None = None) -> list[str]:
+    tree = stitch_tree({"": FrameItems(key="", items=list(links)), **(frames or {})}, page_url=page_url)
+    return tree.text.splitlines()
+
+
+def test_same_site_urls_show_their_path():
+    shown = lines("http://docs.test/library/tarfile.html",
+                  link("http://docs.test/library/os.html", "Operating system interfaces"),
+                  link("http://docs.test/reference/import.html", "The import system"),
+                  link("https://elsewhere.test/os.html", "os"))
+    assert shown == ['- a-0 (href="/library/os.html") "Operating system interfaces"',
+                     '- a-1 (href="/reference/import.html") "The import system"',
+                     '- a-2 (href="https://elsewhere.test/os.html") "os"']  # another site: said in full
+
+
+def test_an_href_whose_words_the_text_holds_is_left_out_and_the_element_keeps_it():
+    tree = stitch_tree({"": FrameItems(key="", items=[
+        link("builtins.html#object", "builtins.object"),
+        link("tarfile.html#TarError", "TarError"),  # "tarfile" is the page's own name
+        link("builtins.html#Exception", "Exception"),  # "builtins" is not in the text: it says where
+        link("/listings/12", "Vintage boots"),
+        link("/listings/13"),  # no text: the href is all the model knows
+    ])}, page_url="http://docs.test/tarfile.html")
+    assert tree.text.splitlines() == ['- a-0 "builtins.object"', '- a-1 "TarError"',
+                                      '- a-2 (href="builtins.html#Exception") "Exception"',
+                                      '- a-3 (href="/listings/12") "Vintage boots"', '- a-4 (href="/listings/13")']
+    assert tree.elements["a-0"].attributes["href"] == "builtins.html#object"  # replay and read-back read this
+
+
+def test_query_parameters_repeated_alike_on_every_link_are_left_out_and_differing_ones_stay():
+    shown = lines("http://shop.test/search",
+                  link("/search?q=boots&lang=en&page=2", "Next"), link("/search?q=boots&lang=en&page=3", "3"),
+                  link("/help?lang=en", "Help"), link("/item/9?ref=mail", "Scarf"))
+    # q=boots and lang=en are alike wherever they stand: only the page number tells the two apart.
+    assert shown == ['- a-0 (href="/search?page=2") "Next"', '- a-1 (href="/search?page=3") "3"',
+                     '- a-2 "Help"',  # ?lang=en went, and the text says the rest
+                     '- a-3 (href="/item/9?ref=mail") "Scarf"']  # one link's own parameter stays
+
+
+def test_a_fragment_of_the_page_and_a_child_frames_links_are_shown_as_they_are():
+    frame = FrameItems(key="f1", items=[link("http://docs.test/library/os.html", "os")])
+    shown = lines("http://docs.test/library/tarfile.html", link("#usage", "Usage"),
+                  {"t": "iframe", "x": "Help", "k": "f1"}, frames={"f1": frame})
+    # An in-page anchor stays one (the words rule leaves fragments alone); a frame's links are read
+    # against the frame's own address, which the main page's rules do not know.
+    assert shown == ['- a-0 (href="#usage") "Usage"', '- iframe "Help"',
+                     ' - a-1 (href="http://docs.test/library/os.html") "os"']
+
+
+def test_without_a_page_address_hrefs_are_left_as_the_page_wrote_them():
+    assert lines("about:blank", link("/docs/os.html", "Operating system")) == [
+        '- a-0 (href="/docs/os.html") "Operating system"']
