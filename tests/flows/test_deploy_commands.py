@@ -50,7 +50,7 @@ async def create_pool(name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(480)
 async def test_the_documented_adhoc_deploy_runs_on_a_worker_started_elsewhere(processes, tmp_path):
     from prefect.blocks.system import Secret
     from prefect.client.orchestration import get_client
@@ -81,7 +81,7 @@ async def test_the_documented_adhoc_deploy_runs_on_a_worker_started_elsewhere(pr
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(360)
 async def test_deploying_the_nightly_batch_with_unset_variables_fails_naming_them(processes):
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound

@@ -142,7 +142,7 @@ def upload_manifest(s3_client: Any, bucket: str, key: str, rows: list[dict[str, 
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 async def test_deploy_fan_out_on_two_workers_and_etl_chaining(flow_env, shop, processes, monkeypatch,
                                                               s3_endpoint, s3_client, s3_bucket, tmp_path):
     from prefect.client.orchestration import PrefectClient
@@ -242,7 +242,7 @@ async def deploy_nightly(processes: Processes, model_url: str, site_url: str, ma
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 async def test_retry_from_the_cli_reruns_only_the_failed_listing(flow_env, shop, processes, monkeypatch, tmp_path):
     """The UI's Retry path on a real server: deploy nightly, one listing aborts, the cause is cleared,
     `prefect flow-run retry <batch run>`, a worker reruns the same flow run."""

@@ -34,7 +34,7 @@ AUTOMATION = PROJECT / "deployments" / "automations" / "webtask-listing-mismatch
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(600)
 async def test_a_mismatched_listing_alerts_a_webhook_from_a_real_server(flow_env, shop, processes, monkeypatch,
                                                                           tmp_path):
     from prefect.client.orchestration import PrefectClient
