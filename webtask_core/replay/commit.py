@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from webtask_core.replay.binding import Binding, template_text
 from webtask_core.replay.folding import label_words
-from webtask_core.replay.reading import ReadText, is_field, is_value_display
+from webtask_core.replay.reading import ReadText, is_field, is_value_display, shows_saving
 from webtask_core.replay.templates import fold, shown_matches
 
 if TYPE_CHECKING:
@@ -211,6 +211,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
     # Lines naming uploaded files come as many as this run has files (the upload checked them).
     lines = [line for line in view.reading.texts
              if line.unit is None and not line.passing_status and not _names_a_file(line.text, files)]
+    renamed = _saved_as_item(view)
     for template in check.texts:
         if "{{file}}" in template:
             continue
@@ -219,6 +220,8 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                 del lines[index]
                 break
         else:
+            if renamed and not _says_something(template) and template not in check.field_texts:
+                continue  # the create form's name ("New: Product page"), now the saved item's own
             if _PLACEHOLDER_START in template or _says_something(template) or template in check.field_texts:
                 return f"the page no longer shows {template[:80]!r} with this run's values"
     added = [line.text for line in lines if (line.says_something or line.about_a_field) and not line.heads_list]
@@ -263,7 +266,21 @@ def _chips(view: PageView, element_id: str | None, params: Mapping[str, Any],
 
 
 _PLACEHOLDER_START = "{{"
+_WHOLE_MARK = re.compile(r"\{[\w-]+\}")
 _QUOTES = re.compile(r"[\"“”]")
+
+
+def _saved_as_item(view: PageView) -> bool:
+    """Whether the page saved itself (an autosave's "Saved") and now names this run's item by one of
+    its identifying values alone (a breadcrumb link "Silver Tote" where the create form's name
+    stood): the run's own save made the page the item's, which is no change of the site."""
+    if not shows_saving(view.observation, view.reading):
+        return False
+    offer = view.normalise.offer
+    texts = [element.text for element in view.observation.elements.values() if not is_field(element)] + [
+        line.text for line in view.reading.texts]
+    return any(_WHOLE_MARK.fullmatch(folded := offer(text)) and view.normalise.shows_item(folded)
+               for text in texts if text)
 
 
 def _says_something(template: str) -> bool:

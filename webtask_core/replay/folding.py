@@ -135,6 +135,10 @@ class Normaliser:
         """True when ``text`` shows one of the identifying parameters' values (this run's SKU, title)."""
         return self._identifying is not None and self._identifying.search(_SPACE.sub(" ", text).casefold()) is not None
 
+    def owns(self, text: str) -> bool:
+        """True when ``text`` shows this run's item: an identifying value, or a file this run uploaded."""
+        return self.mentions(text) or (self._files is not None and self._files.search(text.casefold()) is not None)
+
     def shows_item(self, folded: str) -> bool:
         """True when a folded text (a control's key) holds an identifying value's ``{name}``."""
         return any(mark in folded for mark in self._identifying_marks)
