@@ -8,8 +8,7 @@ admin's own sentences use, a category named "Sale" beside the "Sale price" colum
 categories, colours, dates and photos). Acceptance, as the issue states it: every replayed product
 makes 0 model calls, every value is stored exactly (read from the shop's own database) and the
 script revision stays 1. The live run alone is checked first, so a failure below it is replay's.
-Until replay holds on Cartridge the 0-call part is reported as an expected failure (see below);
-what is stored is checked hard either way.
+What is stored is checked hard, then the 0 calls.
 
 The pages are the shop's as installed from PyPI: a status radio, a date and a time field beside
 Django's calendar and clock links, TinyMCE, a two-list category chooser, Mezzanine's keywords field
@@ -40,8 +39,7 @@ from webtask_core.replay import ScriptStore
 from webtask_core.storage import LocalSessionStore
 from webtask_core.testing import FakeLLM
 
-# Five products through the admin: ~4 minutes while replay hands over on every product (the
-# baseline: ~18 model calls each), over 6 under a heavy load.
+# Five products through the admin: ~2 minutes on an idle machine, over 4 under a heavy load.
 pytestmark = [pytest.mark.slow, pytest.mark.apps, pytest.mark.timeout(900)]
 
 
@@ -86,13 +84,10 @@ async def test_products_created_in_cartridges_admin_replay_with_zero_model_calls
     # values (never another product's), whether replay handed over or not.
     assert not problems, "products stored wrong or not completed:\n" + report
 
-    # The issue's acceptance: replay goes through the admin without the model and without repairs.
-    # Not met on Cartridge yet (issue 25 stays open): Mezzanine's keyword links ("+tag" per keyword
-    # an earlier product saved) and the Media Library's file list after an upload still read as site
-    # changes, so each replayed product hands over (~9 model calls against 19 live) and saves a repair.
-    # The test says so as an expected failure with the whole report, and passes the day replay holds.
+    # The issue's acceptance: replay goes through the admin without the model and without repairs:
+    # Mezzanine's keyword links ("+tag" per keyword an earlier product saved), the Media Library's file
+    # list after this product's upload and the changelist's date navigation are content that grows.
     outcomes = [(run.result.replay, run.model_calls, run.revision) for run in replayed]
-    if outcomes != [("replayed", 0, 1)] * len(replayed):
-        pytest.xfail("issue 25 open on Cartridge: replayed products asked the model or repaired the script:\n"
-                     + report)
+    assert outcomes == [("replayed", 0, 1)] * len(replayed), \
+        "issue 25: replayed Cartridge products asked the model or repaired the script:\n" + report
     assert all(run.result.replayed_steps == len(recorded.steps) for run in replayed), report

@@ -119,6 +119,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
     """What the page showed right before a commit on ``element_id`` (None: the focused field)."""
     check = CommitCheck()
     problems: list[str] = []
+    chosen_boxes = _boxes_chosen_by_value(view, _form_controls(view, element_id), params, files)
     for key in _form_controls(view, element_id):
         element = view.observation.elements[key]
         read = view.reading.controls.get(key)
@@ -130,6 +131,8 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
                 binding = Binding(params, label_words(_group_of(element), says), strict=False, files=files)
                 check.groups[_group_of(element)] = template_text(says, binding)
                 problems += [binding.problem] if binding.problem else []
+        elif _is_box(element) and _group_of(element) in chosen_boxes:
+            pass  # one box of a group chosen by this run's value, as a radio is: the group says which
         elif _is_box(element):
             binding = Binding(params, label, strict=False)
             state = _checked(element)
@@ -142,6 +145,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
             expected.value = template_text(_shown_value(element), binding)
             problems += [binding.problem] if binding.problem else []
         check.controls.append(expected)
+    check.groups.update(chosen_boxes)
     previous = ""
     # A radio's or a box's own words are what the page offers, whichever this run chooses (groups say which).
     elements = view.observation.elements
@@ -196,7 +200,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                     return f"{element_id_now} ({key}) shows {shown!r}, not this run's value"
     for group, template in check.groups.items():
         chosen = [element for key in _form_controls(view, element_id)
-                  if _is_radio(element := view.observation.elements[key]) and _checked(element)
+                  if _tickable(element := view.observation.elements[key]) and _checked(element)
                   and _group_of(element) == group]
         if len(chosen) != 1 or not shown_matches(template, _radio_label(chosen[0], view), params, files=files,
                                                  page_url=url):
@@ -281,6 +285,28 @@ def _saved_as_item(view: PageView) -> bool:
         line.text for line in view.reading.texts]
     return any(_WHOLE_MARK.fullmatch(folded := offer(text)) and view.normalise.shows_item(folded)
                for text in texts if text)
+
+
+def _boxes_chosen_by_value(view: PageView, keys: Sequence[str], params: Mapping[str, Any],
+                           files: Sequence[str]) -> dict[str, str]:
+    """Groups of checkboxes (one name) of which one is checked and labelled with a parameter's value
+    (colour "Red" of Red/Blue/Black): group -> the checked box's label template. Checked as a radio
+    group is: the box labelled with this run's value, and only it."""
+    checked: dict[str, list[ElementInfo]] = {}
+    for key in keys:
+        element = view.observation.elements[key]
+        if _is_box(element) and element.name:
+            checked.setdefault(element.name, [])
+            if _checked(element):
+                checked[element.name].append(element)
+    chosen = {}
+    for group, boxes in checked.items():
+        if len(boxes) == 1:
+            says = _radio_label(boxes[0], view)
+            template = template_text(says, Binding(params, label_words(group, says), strict=False, files=files))
+            if _PLACEHOLDER_START in template:
+                chosen[group] = template
+    return chosen
 
 
 def _says_something(template: str) -> bool:
