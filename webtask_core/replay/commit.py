@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from webtask_core.replay.binding import Binding, template_text
 from webtask_core.replay.folding import label_words
+from webtask_core.replay.keys import options_moved
 from webtask_core.replay.reading import ReadText, is_field, is_value_display, shows_saving
 from webtask_core.replay.templates import fold, shown_matches
 
@@ -179,7 +180,12 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
     expected: dict[str, list[ExpectedControl]] = {}
     for control in check.controls:
         expected.setdefault(control.key, []).append(control)
-    for key in sorted(set(current) | set(expected)):
+    # The two lists of a chooser ("Available" / "Chosen") hold this run's choice: their options moved.
+    extra = [key for key in current for _ in range(len(current[key]) - len(expected.get(key, [])))]
+    lacking = [key for key in expected for _ in range(len(expected[key]) - len(current.get(key, [])))]
+    added, missing = options_moved(extra, lacking)
+    moved = (set(extra) - set(added)) | (set(lacking) - set(missing))
+    for key in sorted((set(current) | set(expected)) - moved):
         have, want = current.get(key, []), expected.get(key, [])
         if len(have) != len(want):
             return (f"the form has {len(have)} control(s) like {key!r} where the recording had {len(want)}: "

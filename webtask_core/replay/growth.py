@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from webtask_core.replay.commit import is_commit
+from webtask_core.replay.keys import options_moved
 from webtask_core.replay.reading import is_field, shows_saving
 
 if TYPE_CHECKING:
@@ -79,29 +80,6 @@ def saved_item_chrome(view: PageView) -> set[str]:
         return set()
     return {element_id for element_id, element in elements.items()
             if not is_field(element) and not is_commit("click", {}, element)}
-
-
-def options_moved(added: list[str], missing: list[str]) -> tuple[list[str], list[str]]:
-    """``added`` and ``missing`` without the selects whose options only moved between them: the two
-    lists of a chooser ("Available" and "Chosen" categories) hold this run's choice, their options
-    together the same as when recorded."""
-    def selects(keys: list[str]) -> dict[str, list[tuple[str, set[str]]]]:
-        found: dict[str, list[tuple[str, set[str]]]] = {}
-        for key in keys:
-            if key.startswith("select ") and " options " in key:
-                head, options = key.split(" options ", 1)
-                found.setdefault(head, []).append((key, {option.strip() for option in options.split("|")}))
-        return found
-
-    now, then = selects(added), selects(missing)
-    if not now or set(now) != set(then):
-        return added, missing
-    union_now = set().union(*(options for pairs in now.values() for _, options in pairs))
-    union_then = set().union(*(options for pairs in then.values() for _, options in pairs))
-    if union_now != union_then or any(len(now[head]) != len(then[head]) for head in now):
-        return added, missing
-    moved = {key for pairs in [*now.values(), *then.values()] for key, _ in pairs}
-    return [key for key in added if key not in moved], [key for key in missing if key not in moved]
 
 
 def grown_links(view: PageView) -> set[str]:

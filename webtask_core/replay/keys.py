@@ -1,5 +1,6 @@
 """What a control is, as the page offers it, in one line: how replay counts a page's controls and
-finds a form's controls again (:class:`~webtask_core.replay.signature.PageSignature`, commit checks)."""
+finds a form's controls again (:class:`~webtask_core.replay.signature.PageSignature`, commit checks);
+and the selects of a two-list chooser whose options only moved between them with this run's choice."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from webtask_core.replay.reading import ReadControl, is_field, is_value_display
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo
 
-__all__ = ["control_key", "options_of"]
+__all__ = ["control_key", "options_of", "options_moved"]
 
 
 def options_of(element: ElementInfo) -> str:
@@ -36,3 +37,26 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
     if element.tag == "select":
         parts.append("options " + normalise.offer(options_of(element)))
     return " ".join(part for part in parts if part)
+
+
+def options_moved(added: list[str], missing: list[str]) -> tuple[list[str], list[str]]:
+    """``added`` and ``missing`` without the selects whose options only moved between them: the two
+    lists of a chooser ("Available" and "Chosen" categories) hold this run's choice, their options
+    together the same as when recorded."""
+    def selects(keys: list[str]) -> dict[str, list[tuple[str, set[str]]]]:
+        found: dict[str, list[tuple[str, set[str]]]] = {}
+        for key in keys:
+            if key.startswith("select ") and " options " in key:
+                head, options = key.split(" options ", 1)
+                found.setdefault(head, []).append((key, {option.strip() for option in options.split("|")}))
+        return found
+
+    now, then = selects(added), selects(missing)
+    if not now or set(now) != set(then):
+        return added, missing
+    union_now = set().union(*(options for pairs in now.values() for _, options in pairs))
+    union_then = set().union(*(options for pairs in then.values() for _, options in pairs))
+    if union_now != union_then or any(len(now[head]) != len(then[head]) for head in now):
+        return added, missing
+    moved = {key for pairs in [*now.values(), *then.values()] for key, _ in pairs}
+    return [key for key in added if key not in moved], [key for key in missing if key not in moved]
