@@ -28,7 +28,8 @@ from pydantic import BaseModel, Field
 
 from webtask_core.replay.binding import Binding, template_text
 from webtask_core.replay.folding import label_words
-from webtask_core.replay.reading import ReadText, is_field, is_value_display
+from webtask_core.replay.keys import options_moved
+from webtask_core.replay.reading import ReadText, is_field, is_value_display, shows_saving
 from webtask_core.replay.templates import fold, shown_matches
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
     """What the page showed right before a commit on ``element_id`` (None: the focused field)."""
     check = CommitCheck()
     problems: list[str] = []
+    chosen_boxes = _boxes_chosen_by_value(view, _form_controls(view, element_id), params, files)
     for key in _form_controls(view, element_id):
         element = view.observation.elements[key]
         read = view.reading.controls.get(key)
@@ -130,6 +132,8 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
                 binding = Binding(params, label_words(_group_of(element), says), strict=False, files=files)
                 check.groups[_group_of(element)] = template_text(says, binding)
                 problems += [binding.problem] if binding.problem else []
+        elif _is_box(element) and _group_of(element) in chosen_boxes:
+            pass  # one box of a group chosen by this run's value, as a radio is: the group says which
         elif _is_box(element):
             binding = Binding(params, label, strict=False)
             state = _checked(element)
@@ -142,6 +146,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
             expected.value = template_text(_shown_value(element), binding)
             problems += [binding.problem] if binding.problem else []
         check.controls.append(expected)
+    check.groups.update(chosen_boxes)
     previous = ""
     # A radio's or a box's own words are what the page offers, whichever this run chooses (groups say which).
     elements = view.observation.elements
@@ -175,7 +180,12 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
     expected: dict[str, list[ExpectedControl]] = {}
     for control in check.controls:
         expected.setdefault(control.key, []).append(control)
-    for key in sorted(set(current) | set(expected)):
+    # The two lists of a chooser ("Available" / "Chosen") hold this run's choice: their options moved.
+    extra = [key for key in current for _ in range(len(current[key]) - len(expected.get(key, [])))]
+    lacking = [key for key in expected for _ in range(len(expected[key]) - len(current.get(key, [])))]
+    added, missing = options_moved(extra, lacking)
+    moved = (set(extra) - set(added)) | (set(lacking) - set(missing))
+    for key in sorted((set(current) | set(expected)) - moved):
         have, want = current.get(key, []), expected.get(key, [])
         if len(have) != len(want):
             return (f"the form has {len(have)} control(s) like {key!r} where the recording had {len(want)}: "
@@ -196,7 +206,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                     return f"{element_id_now} ({key}) shows {shown!r}, not this run's value"
     for group, template in check.groups.items():
         chosen = [element for key in _form_controls(view, element_id)
-                  if _is_radio(element := view.observation.elements[key]) and _checked(element)
+                  if _tickable(element := view.observation.elements[key]) and _checked(element)
                   and _group_of(element) == group]
         if len(chosen) != 1 or not shown_matches(template, _radio_label(chosen[0], view), params, files=files,
                                                  page_url=url):
@@ -211,6 +221,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
     # Lines naming uploaded files come as many as this run has files (the upload checked them).
     lines = [line for line in view.reading.texts
              if line.unit is None and not line.passing_status and not _names_a_file(line.text, files)]
+    renamed = _saved_as_item(view)
     for template in check.texts:
         if "{{file}}" in template:
             continue
@@ -219,6 +230,8 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                 del lines[index]
                 break
         else:
+            if renamed and not _says_something(template) and template not in check.field_texts:
+                continue  # the create form's name ("New: Product page"), now the saved item's own
             if _PLACEHOLDER_START in template or _says_something(template) or template in check.field_texts:
                 return f"the page no longer shows {template[:80]!r} with this run's values"
     added = [line.text for line in lines if (line.says_something or line.about_a_field) and not line.heads_list]
@@ -263,7 +276,43 @@ def _chips(view: PageView, element_id: str | None, params: Mapping[str, Any],
 
 
 _PLACEHOLDER_START = "{{"
+_WHOLE_MARK = re.compile(r"\{[\w-]+\}")
 _QUOTES = re.compile(r"[\"“”]")
+
+
+def _saved_as_item(view: PageView) -> bool:
+    """Whether the page saved itself (an autosave's "Saved") and now names this run's item by one of
+    its identifying values alone (a breadcrumb link "Silver Tote" where the create form's name
+    stood): the run's own save made the page the item's, which is no change of the site."""
+    if not shows_saving(view.observation, view.reading):
+        return False
+    offer = view.normalise.offer
+    texts = [element.text for element in view.observation.elements.values() if not is_field(element)] + [
+        line.text for line in view.reading.texts]
+    return any(_WHOLE_MARK.fullmatch(folded := offer(text)) and view.normalise.shows_item(folded)
+               for text in texts if text)
+
+
+def _boxes_chosen_by_value(view: PageView, keys: Sequence[str], params: Mapping[str, Any],
+                           files: Sequence[str]) -> dict[str, str]:
+    """Groups of checkboxes (one name) of which one is checked and labelled with a parameter's value
+    (colour "Red" of Red/Blue/Black): group -> the checked box's label template. Checked as a radio
+    group is: the box labelled with this run's value, and only it."""
+    checked: dict[str, list[ElementInfo]] = {}
+    for key in keys:
+        element = view.observation.elements[key]
+        if _is_box(element) and element.name:
+            checked.setdefault(element.name, [])
+            if _checked(element):
+                checked[element.name].append(element)
+    chosen = {}
+    for group, boxes in checked.items():
+        if len(boxes) == 1:
+            says = _radio_label(boxes[0], view)
+            template = template_text(says, Binding(params, label_words(group, says), strict=False, files=files))
+            if _PLACEHOLDER_START in template:
+                chosen[group] = template
+    return chosen
 
 
 def _says_something(template: str) -> bool:

@@ -83,6 +83,7 @@ class Normaliser:
         self._identifying = _pattern([pair for pair in values if chosen is None or pair[1] in chosen])
         self._identifying_marks = tuple("{" + name + "}" for name in params if chosen is None or name in chosen)
         self._files = _pattern([(name.casefold(), "file") for name in files if len(name) >= _MIN_PARAM_CHARS])
+        self._file_names = {name.casefold() for name in files if name}
         self.params = params
 
     def __call__(self, text: str | None) -> str:
@@ -127,6 +128,13 @@ class Normaliser:
     def segment(self, segment: str, *, plainly: bool = False) -> str:
         """A URL path segment: ``{name}`` when it is a parameter's value or its slug (``plainly``:
         only an identifying one's — ``/listings/new`` is the site's, whatever this run's condition)."""
+        if unquote(segment).casefold() in self._file_names:  # a file this run uploaded (/media/…/shoe.jpg)
+            return "{file}"
+        stem, dot, extension = segment.rpartition(".")
+        if dot and stem and extension.isalnum() and len(extension) <= 5:  # a file named by the item: {sku}.jpg
+            named = self.segment(stem, plainly=True)
+            if named != stem:
+                return f"{named}.{extension}"
         folded = unquote(segment).replace("-", " ").replace("_", " ").casefold()
         names = (self._identifying_slugs if plainly else self._slugs).get(_SPACE.sub(" ", folded).strip())
         return "{" + names + "}" if names else segment
@@ -134,6 +142,10 @@ class Normaliser:
     def mentions(self, text: str) -> bool:
         """True when ``text`` shows one of the identifying parameters' values (this run's SKU, title)."""
         return self._identifying is not None and self._identifying.search(_SPACE.sub(" ", text).casefold()) is not None
+
+    def owns(self, text: str) -> bool:
+        """True when ``text`` shows this run's item: an identifying value, or a file this run uploaded."""
+        return self.mentions(text) or (self._files is not None and self._files.search(text.casefold()) is not None)
 
     def shows_item(self, folded: str) -> bool:
         """True when a folded text (a control's key) holds an identifying value's ``{name}``."""

@@ -2,7 +2,9 @@
 
 A list none of whose records were there when recorded (a chooser's images where it was still empty)
 takes its empty state with it; a list's paging and count grow with it; a page that saved itself
-without a load (an autosave) shows the saved item's own links and menus.
+without a load (an autosave) shows the saved item's own links and menus. A field's suggestions of
+the values earlier items entered (a keyword field's "+trail" links) grow with them, and so does a
+navigation by the records' dates ("March 2026", with its "‹ All dates" back to the whole list).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from webtask_core.replay.commit import is_commit
-from webtask_core.replay.reading import is_field, is_saving_status
+from webtask_core.replay.keys import options_moved
+from webtask_core.replay.reading import is_field, shows_saving
 
 if TYPE_CHECKING:
     from webtask_core.replay.signature import PageView
 
-__all__ = ["is_paging", "is_data_link", "options_moved", "saved_item_chrome", "without_empty_state"]
+__all__ = ["is_paging", "is_data_link", "options_moved", "saved_item_chrome", "without_empty_state", "grown_links"]
 
 _PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total)|# of # selected)\.?")
 # A link named only by a date or a number (a changelist's date drill-down "March 2025", a page "2"):
@@ -26,6 +29,7 @@ _PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (
 _DATA_LINK = re.compile(r"a link [‹›«»<>@#\s]+ -> .*")
 _ITEM_PATH = re.compile(r"/\d+(/|$)")
 _ACTING_TAGS = ("input", "select", "textarea", "button")  # controls whose loss matters whatever grew
+_VALUE_WORDS = 4  # a suggested value is a few words ("summer sale"), not a sentence
 
 
 def is_paging(folded: str) -> bool:
@@ -72,31 +76,42 @@ def saved_item_chrome(view: PageView) -> set[str]:
     saved item brought (its history, its actions, a breadcrumb to it): never a field, nor a button
     that submits or deletes. Empty when the page shows no saving status."""
     elements = view.observation.elements
-    if not any(is_saving_status(element.text) for element in elements.values()) and not any(
-            line.only_saving for line in view.reading.texts):
+    if not shows_saving(view.observation, view.reading):
         return set()
     return {element_id for element_id, element in elements.items()
             if not is_field(element) and not is_commit("click", {}, element)}
 
 
-def options_moved(added: list[str], missing: list[str]) -> tuple[list[str], list[str]]:
-    """``added`` and ``missing`` without the selects whose options only moved between them: the two
-    lists of a chooser ("Available" and "Chosen" categories) hold this run's choice, their options
-    together the same as when recorded."""
-    def selects(keys: list[str]) -> dict[str, list[tuple[str, set[str]]]]:
-        found: dict[str, list[tuple[str, set[str]]]] = {}
-        for key in keys:
-            if key.startswith("select ") and " options " in key:
-                head, options = key.split(" options ", 1)
-                found.setdefault(head, []).append((key, {option.strip() for option in options.split("|")}))
-        return found
+def grown_links(view: PageView) -> set[str]:
+    """The links on the page that come and go with the records the user made, never a field nor a
+    button: a field's suggested values (links that lead nowhere, each a value of a few words, right
+    after a text field among its siblings: Mezzanine's "+trail" per keyword a product saved, a tag
+    cloud under a tag field) and the way back of a navigation by the records' dates or numbers (a
+    same-page link beside date links: "‹ All dates" above "March 2026")."""
+    elements, controls = view.observation.elements, view.reading.controls
+    by_container: dict[int, list[tuple[int, str]]] = {}
+    for element_id, read in controls.items():
+        if element_id in elements and read.unit is None:
+            by_container.setdefault(read.container, []).append((read.place, element_id))
+    grown: set[str] = set()
+    for siblings in by_container.values():
+        ordered = [element_id for _, element_id in sorted(siblings)]
+        grown.update(_suggestions(view, ordered))
+        data = [element_id for element_id in ordered if is_data_link(view.keys[element_id])]
+        if data:
+            grown.update(element_id for element_id in ordered if element_id not in data
+                         and _leads_here(elements[element_id].attributes.get("href")))
+    return grown
 
-    now, then = selects(added), selects(missing)
-    if not now or set(now) != set(then):
-        return added, missing
-    union_now = set().union(*(options for pairs in now.values() for _, options in pairs))
-    union_then = set().union(*(options for pairs in then.values() for _, options in pairs))
-    if union_now != union_then or any(len(now[head]) != len(then[head]) for head in now):
-        return added, missing
-    moved = {key for pairs in [*now.values(), *then.values()] for key, _ in pairs}
-    return [key for key in added if key not in moved], [key for key in missing if key not in moved]
+
+def _suggestions(view: PageView, ordered: list[str]) -> list[str]:
+    """The value links right after a text field among ``ordered`` siblings (see ReadControl.after_field)."""
+    elements, controls = view.observation.elements, view.reading.controls
+    return [element_id for element_id in ordered if controls[element_id].after_field
+            and 0 < len(elements[element_id].text.split()) <= _VALUE_WORDS
+            and not is_commit("click", {}, elements[element_id])]
+
+
+def _leads_here(href: str | None) -> bool:
+    """A link to this same page with another query (``?``, ``?o=2``): a list's own filter or reset."""
+    return href is not None and href.startswith("?")

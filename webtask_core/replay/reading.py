@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
 
 __all__ = ["PageReading", "ReadControl", "ReadText", "read_page", "is_field", "is_value_display",
-           "is_saving_status"]
+           "is_saving_status", "shows_saving"]
 
 _ELEMENT = re.compile(r"^(?P<pad> *)- (?P<id>[a-z][a-z0-9]*-\d+)(?=\s|$)")
 _TEXT = re.compile(r'^(?P<pad> *)- text: "(?P<text>(?:[^"\\]|\\.)*)"')
@@ -90,6 +90,11 @@ class ReadControl:
     form: int | None = None  # the `- form` it lies in (numbered in tree order)
     section: str = ""  # the heading it comes under, or the named fieldset or group it lies in
     panel: int | None = None  # the list of records it stands beside (a panel's "Toggle section")
+    container: int = -1  # the node it is a child of (numbered in tree order): its siblings share it
+    place: int = 0  # its place among those siblings
+    # A link that leads nowhere standing after a text field among its siblings, with only such links
+    # between (a field's suggestions: "+trail" links under a keyword field)
+    after_field: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,12 @@ def is_saving_status(text: str) -> bool:
         word in _SAVING_WORDS or word in _SAVING_CONTEXT for word in words)
 
 
+def shows_saving(observation: Observation, reading: PageReading) -> bool:
+    """Whether the page reports it saved (or is saving) itself: an autosave's "Saving…"/"Saved"."""
+    return any(is_saving_status(element.text) for element in observation.elements.values()) or any(
+        line.only_saving for line in reading.texts)
+
+
 @dataclass
 class PageReading:
     controls: dict[str, ReadControl]
@@ -155,6 +166,7 @@ class PageReading:
     unit_lists: list[int] = field(default_factory=list)  # the list (container) each unit belongs to
     forms: int = 0  # `- form` lines seen so far (while reading)
     lists: int = 0  # lists of records seen so far (while reading)
+    containers: int = 0  # nodes whose children were read so far (while reading)
 
 
 def read_page(observation: Observation) -> PageReading:
@@ -210,6 +222,12 @@ def _is_record(node: _Node, observation: Observation) -> bool:
 def _fillable(node: _Node, observation: Observation) -> bool:
     element = observation.elements.get(node.element_id or "")
     return element is not None and is_field(element) and not _tickable(element)
+
+
+def _leads_nowhere(element: ElementInfo) -> bool:
+    """A link with no address of its own (none, ``#``, ``javascript:``): it acts on the page."""
+    href = element.attributes.get("href")
+    return element.tag == "a" and (href is None or href.startswith(("#", "javascript:")))
 
 
 def _tickable(element: ElementInfo) -> bool:
@@ -298,7 +316,9 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
         lists = {index: reading.lists + number for number, index in enumerate(containers)}
         reading.lists += len(containers)
     beside_list = next(iter(lists.values())) if len(lists) == 1 else panel
+    node_number, reading.containers = reading.containers, reading.containers + 1
     heading: int | None = None  # the text line just before, at this level, with no control between
+    after_field = False  # the controls so far at this level end with a text field and links leading nowhere
     for index, child in enumerate(node.children):
         inner = unit
         inside = notice or child.kind in _NOTICES
@@ -323,8 +343,10 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             if element is not None and is_field(element):
                 before = _beside(node.children, index, -1, observation)
                 after = _beside(node.children, index, 1, observation)
+            nowhere = element is not None and _leads_nowhere(element)
             reading.controls[child.element_id] = ReadControl(child.element_id, before, after, inner, around, form,
-                                                             section, here)
+                                                             section, here, node_number, index, after_field and nowhere)
+            after_field = _fillable(child, observation) or (after_field and nowhere)
             heading = None
         elif child.text and (child.kind == "text" or child.kind in _WORDED or child.kind in _UNITS):
             previous = node.children[index - 1] if index else None
@@ -335,6 +357,8 @@ def _walk(node: _Node, unit: int | None, reading: PageReading, observation: Obse
             heading = len(reading.texts) - 1
         if a_list and heading is not None and heading < len(reading.texts):  # a panel's title: part of its list
             reading.texts[heading] = replace(reading.texts[heading], heads_list=True)
+        elif _holds(child, lambda inner: inner.kind == "element"):  # a widget's wrapper around its text field
+            after_field = _holds(child, lambda inner: inner.kind == "element" and _fillable(inner, observation))
         inner_around = (child.element_id, *around) if child.kind == "element" and child.element_id else around
         inner_section = child.text if child.kind in _SECTIONS and child.text else section
         _walk(child, inner, reading, observation, inside, inner_around, inner_form, inner_section, here,

@@ -46,12 +46,14 @@ from webtask_core.replay.folding import (
     url_pattern,
 )
 from webtask_core.replay.growth import (
+    grown_links,
     is_data_link,
     is_paging,
     options_moved,
     saved_item_chrome,
     without_empty_state,
 )
+from webtask_core.replay.keys import control_key, options_of
 from webtask_core.replay.reading import (
     PageReading,
     ReadControl,
@@ -79,11 +81,6 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=5).hexdigest()
 
 
-def options_of(element: ElementInfo) -> str:
-    """A select's option texts, all of them where observe.js listed them (``_options``)."""
-    return element.attributes.get("_options") or element.attributes.get("options") or ""
-
-
 # ---- elements ----
 
 
@@ -105,6 +102,9 @@ class ElementFingerprint(BaseModel):
     # The texts above with only the identifying values folded, where that differs: a word this run's
     # value happened to equal ("New" in "Add new page") may be the site's own.
     plain: dict[str, str] = {}
+    # It lies in a record of a list that shows the run's own item (the row of the file it uploaded):
+    # among records alike, the one of this run's item is the one.
+    of_item: bool = False
 
     @classmethod
     def of(cls, element: ElementInfo, normalise: Normaliser, beside: ReadControl | None = None) -> ElementFingerprint:
@@ -142,7 +142,10 @@ class ElementFingerprint(BaseModel):
         if (self.tag, self.role, self.type, self.name, self.options) != (
                 other.tag, other.role, other.type, other.name, other.options):
             return False
-        for key in ("text", "before", "after"):
+        # A box or radio chosen by this run's value: the words beside it are its group's (a caption
+        # before the first, a help after the last), wherever this run's choice stands among them.
+        chosen = bool(self.name) and self.type in ("checkbox", "radio") and bool(_WHOLE_MARK.fullmatch(self.text))
+        for key in ("text", "before", "after") if not chosen else ("text",):
             mine, theirs = getattr(self, key), getattr(other, key)
             if agree(mine, theirs):
                 continue
@@ -199,6 +202,10 @@ class PageView:
             self.fingerprints[element_id] = ElementFingerprint.of(element, self.normalise, read)
             self.keys[element_id] = control_key(element, read, self.normalise)
         self.unit_mentions = [self.normalise.mentions(text) for text in self.reading.unit_texts]
+        owned = {unit for unit, text in enumerate(self.reading.unit_texts) if self.normalise.owns(text)}
+        for element_id, fingerprint in self.fingerprints.items():
+            if self.unit_of(element_id) in owned:
+                self.fingerprints[element_id] = fingerprint.model_copy(update={"of_item": True})
 
     @classmethod
     def of(cls, observation: Observation, normalise: Normaliser) -> PageView:
@@ -225,6 +232,8 @@ class PageView:
         other_month = self._other_month(fingerprint)
         if other_month is not None:
             return None, other_month
+        if len(same) > 1 and fingerprint.of_item:  # the record of this run's item, among records alike
+            same = [element_id for element_id in same if self.fingerprints[element_id].of_item] or same
         if len(same) == 1:
             return same[0], ""
         scored = sorted(((fingerprint.tells(self.fingerprints[element_id]), element_id) for element_id in same),
@@ -259,25 +268,6 @@ class PageView:
         return any(agree(mine, seen.section) for seen in self.fingerprints.values() if seen.section)
 
 
-def control_key(element: ElementInfo, read: ReadControl | None, normalise: Normaliser) -> str:
-    """What a control is, as the page offers it: kind, name attribute, label, text beside, options."""
-    text = "" if is_value_display(element) else normalise.offer(element.text)
-    parts = [element.tag, element.type or "", element.role or "", element.name or "", text]
-    href = element.attributes.get("href")
-    if href:  # the item's own row links to this item's slug; "/listings/new" stays the site's
-        parts.append("-> " + url_pattern(href, normalise, plainly=True))
-    placeholder = element.attributes.get("placeholder")
-    if placeholder:
-        parts.append("placeholder " + normalise.offer(placeholder))
-    if element.tag == "button" and element.attributes.get("value"):
-        parts.append("value " + normalise.offer(element.attributes["value"]))
-    if read is not None and is_field(element) and (read.before or read.after):
-        parts.append(f"beside {normalise.offer(read.before)!r} {normalise.offer(read.after)!r}")
-    if element.tag == "select":
-        parts.append("options " + normalise.offer(options_of(element)))
-    return " ".join(part for part in parts if part)
-
-
 _WHOLE_MARK = re.compile(r"\{[^{}]+\}")
 _WARNS = re.compile(r"\b(warn\w*|error\w*|delet\w*|remov\w*|fail\w*|invalid|suspend\w*|block\w*)\b|!")
 
@@ -306,6 +296,9 @@ class PageSignature(BaseModel):
     listed: tuple[str, ...] = ()  # digests of the keys of the controls in lists of records
     records: bool = False  # the page showed a list of records (not one still empty)
     keyed: bool = True  # the page showed the run's identifying values (a search for this SKU)
+    # A record of a list showed the run's own item (a chooser's files after the run's upload): its
+    # record there is the run's own doing, not a sign it existed before.
+    item_listed: bool = False
 
     @classmethod
     def of(cls, view: PageView) -> PageSignature:
@@ -325,7 +318,7 @@ class PageSignature(BaseModel):
         return cls(url=url, url_plain=url_plain if url_plain != url else "", title=title,
                    title_plain=plain if plain != title else "",
                    controls=tuple(controls), texts=tuple(sorted(texts)), listed=tuple(sorted(listed)),
-                   records=bool(view.reading.unit_texts), keyed=keyed)
+                   records=bool(view.reading.unit_texts), keyed=keyed, item_listed=any(view.unit_mentions))
 
     def _list_forms(self, view: PageView) -> set[int]:
         """The forms a list's records came into, where the recording saw the list empty: what they
@@ -382,7 +375,7 @@ class PageSignature(BaseModel):
         unexplained_units: set[int] = set()
         added: list[str] = []
         fields_added = False
-        chrome = self._list_chrome(view) | self._panel_chrome(view)
+        chrome = self._list_chrome(view) | self._panel_chrome(view) | grown_links(view)
         if same_document:
             chrome |= saved_item_chrome(view)
         for element_id, key in view.keys.items():  # controls outside lists first take the recorded ones
@@ -424,7 +417,7 @@ class PageSignature(BaseModel):
             # On a page about this item when recorded (a search for its SKU), a record that now shows
             # it is its state (listed already); elsewhere lists grow, and a same-titled record of
             # another item is no reason to stop.
-            if self.keyed and any(view.unit_mentions[unit] for unit in unexplained_units):
+            if self.keyed and not self.item_listed and any(view.unit_mentions[unit] for unit in unexplained_units):
                 return Difference("item", "a list on the page now shows this item")
             return None  # lists of records grew or changed: content, not the site
         parts = []
@@ -436,7 +429,8 @@ class PageSignature(BaseModel):
             parts.append(f"says what it did not ({'; '.join(repr(word[:80]) for word in words[:3])})")
         message = "the page " + " and ".join(parts)
         this_item = any(normalise.mentions(word) for word in words) or any(
-            normalise.shows_item(key) for key in added) or any(view.unit_mentions[unit] for unit in unexplained_units)
+            normalise.shows_item(key) for key in added) or (not self.item_listed and any(
+                view.unit_mentions[unit] for unit in unexplained_units))
         if self.keyed and not missing and not fields_added and this_item:
             return Difference("item", message)  # the search for this SKU now finds it
         return Difference("site", message)

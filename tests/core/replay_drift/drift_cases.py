@@ -137,6 +137,20 @@ CASES: list[Case] = [
          site(widgets=True, recent_edits=True), recording="widgets", expect="zero_calls"),
     Case("autosave", "an autosave status in the form ('Saving…', then 'Saved' and the time)",
          site(widgets=True, autosave=True), recording="widgets", expect="zero_calls"),
+    # What the run's own autosave makes of the page, and what a growth rule must not let through.
+    Case("autosave-names-item", "once autosaved, the heading 'New listing' names the listing by its title (the "
+         "draft saved is the item's now)", site(widgets=True, autosave=True, autosave_heading="title"),
+         recording="widgets", expect="zero_calls"),
+    Case("autosave-heading-changed", "once autosaved, the heading 'New listing' says 'New auction' (the form "
+         "makes something else now)", site(widgets=True, autosave=True, autosave_heading="New auction"),
+         recording="widgets", expect="handover"),
+    Case("tag-suggestions", "a '+tag' link under the tag field per tag earlier listings saved (the seller's own "
+         "work)", site(widgets=True, tag_suggestions=("lamp", "brass", "desk", "vintage")), recording="widgets",
+         expect="zero_calls"),
+    Case("tag-suggestions-new-field", "the '+tag' links, and a required 'Brand' field the recording never saw",
+         lambda style: Variant(style=style, widgets=True, tag_suggestions=("lamp", "brass"), extras=(
+             Extra("Brand", "brand" if style == "label" else "field9", required=True),)),
+         recording="widgets", expect="handover"),
     Case("sticky-tags", "the tag field starts with the last listing's tags (the chips before Continue are not this "
          "run's list)", site(widgets=True, preset_tags=("lamp", "brass")), recording="widgets", expect="handover"),
     # Pikaday takes the focus back to its field when a typed date changes (its draw() refocuses it): keys

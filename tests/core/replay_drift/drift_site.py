@@ -97,6 +97,11 @@ class Variant:
     preset_tags: tuple[str, ...] = ()  # the tag field starts with these (it remembers the last listing's)
     recent_edits: bool = False  # a "Your most recent edits" panel above the form
     autosave: bool = False  # an autosave status in the form ("Saving…", "Saved 10:42:07")
+    # What the autosave makes of the page's heading once saved: "" nothing, "title" the listing's
+    # title (the draft it saved is the item's now), any other text that text ("New auction")
+    autosave_heading: str = ""
+    # Links under the tag field, one per tag earlier listings saved ("+lamp"): a click adds it
+    tag_suggestions: tuple[str, ...] = ()
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
     slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)

@@ -56,6 +56,17 @@ _AUTOSAVE = """<p role="status" id="autosave"></p><script>
     timer = setTimeout(() => { shown.textContent = 'Saved ' + new Date().toLocaleTimeString(); }, 300); };
   document.addEventListener('input', saving, true); document.addEventListener('change', saving, true);
 </script>"""
+# Once saved, the heading names what was saved: the listing's title, or another text.
+_AUTOSAVE_HEADING = """<script>
+  new MutationObserver(() => { if (!shown.textContent.startsWith('Saved')) return;
+    const heading = HEADING; if (heading) document.querySelector('h1').textContent = heading;
+  }).observe(shown, {childList: true});
+</script>"""
+# A tag the site knows (earlier listings saved it), offered under the field: a click adds it.
+_SUGGESTION_SCRIPT = """<script>
+  document.querySelectorAll('a.suggested-tag').forEach((link) => link.addEventListener('click', (event) => {
+    event.preventDefault(); document.querySelector('[name={tags}]').__tagify.addTags([link.dataset.tag]); }));
+</script>"""
 
 
 def widget_head(variant: Variant) -> str:
@@ -95,11 +106,21 @@ def widget_rows(variant: Variant, values: dict[str, str], description_name: str)
         value = html.escape(values.get(field_name, "") or (json.dumps([{"value": tag} for tag in variant.preset_tags])
                                                            if meaning == "tags" and variant.preset_tags else ""))
         aria = " aria-label='Available from'" if meaning == "available" else ""  # named alike with or without a picker
+        suggested = "".join(f" <a href='#' class='suggested-tag' data-tag='{html.escape(tag)}'>+{html.escape(tag)}</a>"
+                            for tag in variant.tag_suggestions) if meaning == "tags" else ""
         rows.append(f"<div class='row'>{_caption(variant, meaning, ident)}<input type='text' {attribute}{aria} "
-                    f"autocomplete='off' value='{value}'></div>")
+                    f"autocomplete='off' value='{value}'>{suggested}</div>")
     script = _SCRIPT.format(tags=_name(variant, "tags"), available=_name(variant, "available"),
                             description=description_name, picker="true" if variant.picker else "false")
-    return "".join(rows) + (_AUTOSAVE if variant.autosave else "") + script
+    if variant.tag_suggestions:
+        script += _SUGGESTION_SCRIPT.replace("{tags}", _name(variant, "tags"))
+    if variant.autosave:
+        script = _AUTOSAVE + script
+        if variant.autosave_heading:
+            heading = (f"document.querySelector('[name={variant.name_of('title')}]').value"
+                       if variant.autosave_heading == "title" else json.dumps(variant.autosave_heading))
+            script += _AUTOSAVE_HEADING.replace("HEADING", heading)
+    return "".join(rows) + script
 
 
 def read_widgets(variant: Variant, form: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
