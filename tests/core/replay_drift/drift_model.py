@@ -88,7 +88,7 @@ def parse_tree(tree: str) -> list[Node]:
         match = _LINE.match(line)
         if match is None:
             continue
-        depth, rest = len(match.group("indent")) // 2, match.group("rest")
+        depth, rest = len(match.group("indent")), match.group("rest")  # one space a level
         elements = tree_elements(f"- {rest}")
         if elements:
             node = Node(depth, "control", elements[0].text, elements[0])
