@@ -9,7 +9,8 @@ nothing, so the shown href (the element's attributes keep the page's own) is:
   a tracking tag): left out; one whose value differs between links (``?page=2``) stays;
 - a same-site href whose words all stand in the link's text, once the words of the page's own path
   and of file endings (html, php) are set aside (``builtins.html#object`` on a link
-  "builtins.object", ``tarfile.html#TarError`` "TarError" on tarfile's page): left out.
+  "builtins.object", ``tarfile.html#TarError`` "TarError" on tarfile's page): left out, unless
+  a word of it holds a digit (a record's id: "Lamp 2" at ``/listings/2`` keeps its href).
 A link with no text keeps its href (that is all the model knows of it), and an in-page anchor
 (``#usage``) is shown as it is.
 """
@@ -94,6 +95,10 @@ class LinkShortener:
             query, hash_mark, fragment = query.partition("#")
             kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] not in self.repeated]
             href = path + ("?" + "&".join(kept) if kept else "") + hash_mark + fragment
-        if text and same_site and "?" not in href and not href.startswith("#") and _words(href) - self.own_words <= _words(text):
-            return None  # the text says all the URL does
+        if text and same_site and "?" not in href and not href.startswith("#"):
+            said = _words(href) - self.own_words
+            # A number in a path is a record's id: a title holding the same digits ("Lamp 2" on
+            # /listings/2) does not say it, and a model reporting the record's URL needs it.
+            if said <= _words(text) and not any(char.isdigit() for word in said for char in word):
+                return None  # the text says all the URL does
         return href or None

@@ -61,3 +61,13 @@ def test_a_fragment_of_the_page_and_a_child_frames_links_are_shown_as_they_are()
 def test_without_a_page_address_hrefs_are_left_as_the_page_wrote_them():
     assert lines("about:blank", link("/docs/os.html", "Operating system")) == [
         '- a-0 (href="/docs/os.html") "Operating system"']
+
+
+def test_a_record_id_in_the_path_stays_even_when_the_title_holds_the_same_digits():
+    # The marketplace's search result "Lamp 2" at /listings/2 (on /listings): the words rule would
+    # find every word of the path in the text, but "2" there is the record's id, and a model asked
+    # for the listing's URL needs it (the crash and slow-publish reruns aborted without it).
+    shown = lines("http://shop.test/listings?sku=LAMP-2", link("/listings/2", "Lamp 2"),
+                  link("/listings/7", "Chair 2007"), link("/listings", "Back to my listings"))
+    assert shown == ['- a-0 (href="/listings/2") "Lamp 2"', '- a-1 (href="/listings/7") "Chair 2007"',
+                     '- a-2 "Back to my listings"']
