@@ -18,6 +18,7 @@ from typing import Any
 
 from webtask_core.browser.links import LinkShortener
 from webtask_core.browser.models import ElementInfo
+from webtask_core.browser.scroll_text import TreeTrim, describe_scroll, describe_trim
 
 __all__ = ["FrameItems", "StitchedTree", "TreeTrim", "MARGINS", "stitch_tree", "describe_scroll", "describe_trim"]
 
@@ -37,17 +38,6 @@ class FrameItems:
     key: str
     items: list[Any]
     positions: list[int | None] | None = None
-
-
-@dataclass(frozen=True)
-class TreeTrim:
-    """What a tree budget left out: the margin kept around the screen and the elided line counts."""
-
-    margin: float  # viewport heights kept above and below the screen
-    above: int
-    above_interactive: int
-    below: int
-    below_interactive: int
 
 
 @dataclass
@@ -425,14 +415,18 @@ def stitch_tree(
     budget is trimmed around the screen (see the module docstring); frames need their positions."""
     main = frames.get("")
     links = LinkShortener(frames, page_url)
-    if budget is None or not scroll or not scroll.get("vh") or main is None or main.positions is None:
+
+    def whole() -> StitchedTree:
         return _Stitcher(frames, links=links).run().result()
+
+    if budget is None or not scroll or not scroll.get("vh") or main is None or main.positions is None:
+        return whole()
     # Usually the full tree is only measured (and numbered) here; if it is the answer, it is
     # rendered again for its elements: it is then within the budget, or rarely all on screen.
     full = _Stitcher(frames, collect=False, links=links).run()
     size = len(full.text)
     if size <= budget:
-        return _Stitcher(frames, links=links).run().result()
+        return whole()
     viewport = scroll["vh"]
     forced = _forced_items(frames)
     skipped: dict[int, tuple[int, int]] = {}
@@ -457,38 +451,5 @@ def stitch_tree(
                 break
     above, above_interactive, below, below_interactive = chosen.elided
     if not above and not below:
-        return _Stitcher(frames, links=links).run().result()  # everything is on screen: nothing to leave out
+        return whole()  # everything is on screen: nothing to leave out
     return chosen.result(TreeTrim(MARGINS[index], above, above_interactive, below, below_interactive))
-
-
-def describe_trim(trim: TreeTrim) -> str:
-    """The sentence telling the model the tree is trimmed, and how much lies where."""
-    if trim.margin == 0:
-        kept = "what is on screen"
-    else:
-        kept = f"{trim.margin:g} viewport{'' if trim.margin == 1 else 's'} above and below the screen"
-    parts = []
-    if trim.above:
-        parts.append(f"{trim.above} elements above ({trim.above_interactive} interactive)")
-    if trim.below:
-        parts.append(f"{trim.below} {'' if trim.above else 'elements '}below ({trim.below_interactive} interactive)")
-    return (f"page state trimmed to {kept}: {' and '.join(parts)} are left out "
-            f"(see the '- … more elements' lines); scroll to see them")
-
-
-def describe_scroll(scroll: dict[str, float] | None, trim: TreeTrim | None = None) -> str:
-    """Where the viewport is, e.g. ``scrolled 40% (page is 2.3 viewports tall)``, and with `trim` what
-    the tree leaves out."""
-    position = _describe_position(scroll)
-    return position if trim is None else f"{position}; {describe_trim(trim)}"
-
-
-def _describe_position(scroll: dict[str, float] | None) -> str:
-    if not scroll or not scroll.get("vh"):
-        return "scroll position unknown"
-    top, height, viewport = scroll["y"], scroll["h"], scroll["vh"]
-    viewports = height / viewport
-    if height <= viewport + 1:
-        return "page fits in the viewport (no scrolling)"
-    percent = round(100 * top / (height - viewport))
-    return f"scrolled {max(0, min(100, percent))}% (page is {viewports:.1f} viewports tall)"
