@@ -120,8 +120,9 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
     """What the page showed right before a commit on ``element_id`` (None: the focused field)."""
     check = CommitCheck()
     problems: list[str] = []
-    chosen_boxes = _boxes_chosen_by_value(view, _form_controls(view, element_id), params, files)
-    for key in _form_controls(view, element_id):
+    keys = _form_controls(view, element_id)
+    chosen_boxes = _boxes_chosen_by_value(view, keys, params, files)
+    for key in keys:
         element = view.observation.elements[key]
         read = view.reading.controls.get(key)
         label = label_words(element.text, element.name, read.before if read else "", read.after if read else "")
@@ -174,8 +175,9 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
     if check.unsure:
         return check.unsure
     url = view.observation.url
+    form_keys = _form_controls(view, element_id)
     current: dict[str, list[str]] = {}
-    for key in _form_controls(view, element_id):
+    for key in form_keys:
         current.setdefault(view.keys[key], []).append(key)
     expected: dict[str, list[ExpectedControl]] = {}
     for control in check.controls:
@@ -205,7 +207,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                                                                       page_url=url)):
                     return f"{element_id_now} ({key}) shows {shown!r}, not this run's value"
     for group, template in check.groups.items():
-        chosen = [element for key in _form_controls(view, element_id)
+        chosen = [element for key in form_keys
                   if _tickable(element := view.observation.elements[key]) and _checked(element)
                   and _group_of(element) == group]
         if len(chosen) != 1 or not shown_matches(template, _radio_label(chosen[0], view), params, files=files,
