@@ -9,12 +9,17 @@ port, reached through ``endpoint_url`` — boto3 is never patched.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+# The server tests import the batch tests' helpers (test_batch_flow): found also when run alone,
+# not only after pytest has collected tests/flows/listings.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "listings"))
 # Dummy credentials for moto, set before any boto3 session reads the environment.
 os.environ["AWS_ACCESS_KEY_ID"] = "testing"
 os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
 
@@ -53,9 +54,25 @@ async def answer_in_the_ui(page_url: str, answer: str, screenshot: Path) -> Answ
                              shown_text=await dialog.inner_text(),
                              field_text=await field.locator("xpath=ancestor::fieldset[1]").inner_text(),
                              screenshot=screenshot)
-        await dialog.get_by_role("button", name="Resume", exact=True).click()
-        await dialog.wait_for(state="hidden")
+        await press_until_closed(dialog, field, answer)
         return found
+
+
+async def press_until_closed(dialog: Any, field: Any, answer: str, attempts: int = 3) -> None:
+    """Press the form's Resume until the dialog closes, as a person would when a busy server's UI
+    leaves it open (a CI run at two processes saw it stay open 90 s after one press); the answer
+    is typed again if the form lost it. Fails with what the dialog said each time."""
+    said = []
+    for _ in range(attempts):
+        if await field.input_value() != answer:
+            await field.fill(answer)
+        await dialog.get_by_role("button", name="Resume", exact=True).click()
+        try:
+            await dialog.wait_for(state="hidden", timeout=UI_TIMEOUT_MS // attempts)
+            return
+        except PlaywrightTimeoutError:
+            said.append(" ".join((await dialog.inner_text()).split()))
+    raise AssertionError(f"the Resume dialog stayed open after {attempts} presses; it said: {said}")
 
 
 async def artifact_table_widths(artifact_url: str, window: int) -> dict[str, Any]:
