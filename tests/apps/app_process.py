@@ -29,6 +29,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
+from child_processes import die_with_parent
+
 __all__ = ["DjangoAppProcess", "AppNotInstalled", "app_python"]
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -148,7 +150,8 @@ class DjangoAppProcess:
         with self._log.open("wb") as log:
             self._process = subprocess.Popen(
                 [str(self.python), "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-                cwd=self.folder, env=self.environment(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                cwd=self.folder, env=self.environment(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=die_with_parent)
         self._wait_until_serving()
         return self
 

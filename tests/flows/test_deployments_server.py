@@ -22,6 +22,7 @@ from uuid import UUID
 
 import httpx
 import pytest
+from child_processes import die_with_parent
 from flow_helpers import (
     SHOP_PASSWORD,
     USERS,
@@ -57,7 +58,7 @@ class Processes:
     def start(self, name: str, *args: str, cwd: Path = PROJECT) -> subprocess.Popen[bytes]:
         log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
         process = subprocess.Popen(args, env=self.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+                                   start_new_session=True, preexec_fn=die_with_parent)
         self.started.append(process)
         return process
 
