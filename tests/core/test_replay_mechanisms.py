@@ -318,3 +318,8 @@ def test_what_grows_with_the_users_work_is_content_and_a_changed_line_is_not():
     assert moved == ([], [])
     more = options_moved(["select categories options sale | guns"], ["select categories options sale"])
     assert more == (["select categories options sale | guns"], ["select categories options sale"])
+    # the chooser's pair moved while another select really changed: the pair drops, the other stays
+    pair_and_other = options_moved(
+        ["select categories_old options shoes | bags", "select categories options sale", "select image options - | new"],
+        ["select categories options shoes", "select categories_old options bags | sale", "select image options - | old"])
+    assert pair_and_other == (["select image options - | new"], ["select image options - | old"])

@@ -102,6 +102,10 @@ class Variant:
     autosave_heading: str = ""
     # Links under the tag field, one per tag earlier listings saved ("+lamp"): a click adds it
     tag_suggestions: tuple[str, ...] = ()
+    # The condition radio checked when the form opens (its key, "new"): a seller whose condition is
+    # the default never clicks it
+    condition_default: str = ""
+    condition_labels: dict[str, str] = field(default_factory=dict)  # a condition's key -> what its radio says now
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
     slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)

@@ -88,8 +88,8 @@ def widget_rows(variant: Variant, values: dict[str, str], description_name: str)
         return ""
     name = _name(variant, "condition")
     radios = []
-    for key, text in CONDITIONS:
-        checked = " checked" if values.get(name) == key else ""
+    for key, text in ((key, variant.condition_labels.get(key, text)) for key, text in CONDITIONS):
+        checked = " checked" if (values.get(name) if values else variant.condition_default) == key else ""
         if variant.style == "label":
             radios.append(f"<input type='radio' id='c-{key}' name='{name}' value='{key}'{checked}>"
                           f"<label for='c-{key}'>{text}</label>")
@@ -129,7 +129,7 @@ def read_widgets(variant: Variant, form: dict[str, str]) -> tuple[dict[str, Any]
         return {}, []
     values: dict[str, Any] = {}
     problems = []
-    chosen = dict(CONDITIONS).get(form.get(_name(variant, "condition"), ""))
+    chosen = (dict(CONDITIONS) | variant.condition_labels).get(form.get(_name(variant, "condition"), ""))
     if chosen is None:
         problems.append("choose a condition")
     values["condition"] = chosen
