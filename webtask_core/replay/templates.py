@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 from webtask_core.replay.numbers import NumberStyle, as_number, bare_number
 
-__all__ = ["MissingValue", "ELEMENT", "PLACEHOLDER", "render", "shown_matches", "page_values", "fold", "param_name", "typed_params",
-           "SLUG", "FILE_MARK"]
+__all__ = ["MissingValue", "ELEMENT", "PLACEHOLDER", "render", "shown_matches", "page_values", "fold", "param_name",
+           "typed_params", "SLUG", "FILE_MARK"]
 
 ELEMENT = "{{element}}"
 PLACEHOLDER = re.compile(r"\{\{(param|page|link|count|file|secret)(?::([^}|]+))?(?:\|([^}]+))?\}\}( [A-Za-z]+)?")
