@@ -166,6 +166,11 @@ CASES: list[Case] = [
     Case("condition-default-relabelled", "the radio 'Used' now reads 'Pre-owned' (recorded New at its default)",
          site(widgets=True, condition_default="new", condition_labels={"used": "Pre-owned"}),
          recording="widgets-default-new", expect="handover"),
+    # A select listing this item's own words (issue 25, Cartridge's image select listing the photo's caption).
+    Case("teaser", "nothing; the confirm page's 'Teaser' select offers the description's first line (typed)",
+         site(teaser=True), recording="teaser", expect="zero_calls"),
+    Case("teaser-new-option", "the 'Teaser' select offers a fixed option more ('Sale banner')",
+         site(teaser=True, teaser_extra="Sale banner"), recording="teaser", expect="handover"),
     Case("sections", "nothing; 'Country' selects under 'Ships from' and 'Ships to'", site(sections=True),
          recording="sections", expect="zero_calls"),
     Case("swap-sections", "the 'Ships from' and 'Ships to' sections swapped: the only select named ships_from now "

@@ -101,6 +101,7 @@ RECORDINGS: dict[str, Recording] = {
     "widgets-plain-date": Recording(RECORDED_WIDGETS, {"date_own_turn": False}, {"widgets": True, "picker": False}),
     # condition New, the radio's default: the seller never clicks it
     "widgets-default-new": Recording(RECORDED_WIDGETS, site={"widgets": True, "condition_default": "new"}),
+    "teaser": Recording(site={"teaser": True}),  # the confirm page's select lists the description's first line
     "sections": Recording(site={"sections": True}),  # "Country" under "Ships from" / "Ships to"
     "vat": Recording(site={"vat_note": "Prices incl. VAT"}),  # a line of the form under the price
 }

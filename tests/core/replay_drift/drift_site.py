@@ -31,6 +31,7 @@ from drift_widgets import (
     read_widgets,
     recent_edits,
     slug,
+    teaser_row,
     widget_head,
     widget_rows,
     widget_shown,
@@ -106,6 +107,10 @@ class Variant:
     # the default never clicks it
     condition_default: str = ""
     condition_labels: dict[str, str] = field(default_factory=dict)  # a condition's key -> what its radio says now
+    # A "Teaser" select on the confirm page offering the description's first line (this item's own
+    # words, typed on the form), "No teaser" chosen; teaser_extra: one more fixed option it offers
+    teaser: bool = False
+    teaser_extra: str = ""
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
     slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)
@@ -433,7 +438,7 @@ class DriftSite:
         note = f"<p class='note'>{html.escape(variant.confirm_note)}</p>" if variant.confirm_note else ""
         publish_text, action = ("Delete", "delete") if variant.delete_button else (variant.submit_text, "publish")
         hidden = f"<input type='hidden' name='draft' value='{draft}'>"
-        forms = (f"<form method='post' action='/listings/submit'>{hidden}"
+        forms = (f"<form method='post' action='/listings/submit'>{hidden}{teaser_row(variant, values)}"
                  f"<button type='submit' name='action' value='{action}'>{html.escape(publish_text)}</button></form>")
         if variant.draft_button:
             hint = "<p>Not ready yet? Save it as a draft.</p>" if variant.draft_button == "explained" else ""

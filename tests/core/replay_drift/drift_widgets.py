@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from drift_site import Variant
 
 __all__ = ["WIDGET_MEANINGS", "CONDITIONS", "widget_head", "widget_rows", "read_widgets", "widget_shown", "slug",
-           "description_lines", "recent_edits", "own_rows", "WIDGETS"]
+           "teaser_row", "description_lines", "recent_edits", "own_rows", "WIDGETS"]
 
 WIDGETS = Path(__file__).resolve().parent.parent / "widgets"  # the npm libraries (scripts/setup.sh --dev)
 WIDGET_MEANINGS = ("condition", "tags", "available")
@@ -181,3 +181,15 @@ def own_rows(variant: Variant, listings: dict[int, dict[str, Any]]) -> str:
                     for item in listings.values())
     return f"<h2>Your listings</h2><ul>{items}</ul>"
 
+
+def teaser_row(variant: Variant, values: dict[str, Any]) -> str:
+    """The confirm form's "Teaser" select (Variant.teaser): "No teaser", the description's first line
+    (this item's own words, typed on the form) and the variant's extra fixed option."""
+    if not variant.teaser:
+        return ""
+    lines = str(values["description"]).splitlines()
+    options = ["No teaser", *lines[:1], *([variant.teaser_extra] if variant.teaser_extra else [])]
+    select = (f"<select id='teaser' name='{'teaser' if variant.style == 'label' else 'field20'}'>"
+              + "".join(f"<option>{html.escape(option)}</option>" for option in options) + "</select>")
+    caption = "<label for='teaser'>Teaser</label>" if variant.style == "label" else "<span class='caption'>Teaser</span>"
+    return f"<div class='row'>{caption}{select}</div>"
