@@ -171,6 +171,9 @@ CASES: list[Case] = [
          site(teaser=True), recording="teaser", expect="zero_calls"),
     Case("teaser-new-option", "the 'Teaser' select offers a fixed option more ('Sale banner')",
          site(teaser=True, teaser_extra="Sale banner"), recording="teaser", expect="handover"),
+    # A page still drawing when a step looks at it (issue 25, Wagtail's sidebar after the page list loaded).
+    Case("late-sidebar", "nothing; 'My listings' draws an account sidebar 0.7 s after it loaded",
+         site(late_sidebar=True), recording="late-sidebar", expect="zero_calls"),
     Case("sections", "nothing; 'Country' selects under 'Ships from' and 'Ships to'", site(sections=True),
          recording="sections", expect="zero_calls"),
     Case("swap-sections", "the 'Ships from' and 'Ships to' sections swapped: the only select named ships_from now "

@@ -102,6 +102,7 @@ RECORDINGS: dict[str, Recording] = {
     # condition New, the radio's default: the seller never clicks it
     "widgets-default-new": Recording(RECORDED_WIDGETS, site={"widgets": True, "condition_default": "new"}),
     "teaser": Recording(site={"teaser": True}),  # the confirm page's select lists the description's first line
+    "late-sidebar": Recording(site={"late_sidebar": True}),  # "My listings" draws its sidebar 0.7 s late
     "sections": Recording(site={"sections": True}),  # "Country" under "Ships from" / "Ships to"
     "vat": Recording(site={"vat_note": "Prices incl. VAT"}),  # a line of the form under the price
 }

@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 from drift_widgets import (
     WIDGETS,
     description_lines,
+    late_sidebar,
     own_rows,
     read_widgets,
     recent_edits,
@@ -110,6 +111,7 @@ class Variant:
     # A "Teaser" select on the confirm page offering the description's first line (this item's own
     # words, typed on the form), "No teaser" chosen; teaser_extra: one more fixed option it offers
     teaser: bool = False
+    late_sidebar: bool = False  # "My listings" draws an account sidebar 0.7 s after it loaded (its script)
     teaser_extra: str = ""
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
@@ -295,7 +297,7 @@ class DriftSite:
                        f"<td>{Decimal(str(item['price'])):.2f}</td></tr>" for key, item in self._listings.items())
         body = f"""<h1>My listings</h1><p><a href="/listings/new">New listing</a></p>
 <table><thead><tr><th>Title</th><th>Price</th></tr></thead><tbody>{rows}</tbody></table>"""
-        return _page("My listings", body)
+        return _page("My listings", body + late_sidebar(self.variant))
 
     def _new_page(self) -> str:
         if not self.variant.in_iframe:

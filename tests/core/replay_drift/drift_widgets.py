@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from drift_site import Variant
 
 __all__ = ["WIDGET_MEANINGS", "CONDITIONS", "widget_head", "widget_rows", "read_widgets", "widget_shown", "slug",
-           "teaser_row", "description_lines", "recent_edits", "own_rows", "WIDGETS"]
+           "teaser_row", "late_sidebar", "description_lines", "recent_edits", "own_rows", "WIDGETS"]
 
 WIDGETS = Path(__file__).resolve().parent.parent / "widgets"  # the npm libraries (scripts/setup.sh --dev)
 WIDGET_MEANINGS = ("condition", "tags", "available")
@@ -193,3 +193,15 @@ def teaser_row(variant: Variant, values: dict[str, Any]) -> str:
               + "".join(f"<option>{html.escape(option)}</option>" for option in options) + "</select>")
     caption = "<label for='teaser'>Teaser</label>" if variant.style == "label" else "<span class='caption'>Teaser</span>"
     return f"<div class='row'>{caption}{select}</div>"
+
+
+def late_sidebar(variant: Variant) -> str:
+    """A sidebar the page's script draws 0.7 s after the load (Variant.late_sidebar), as an admin's
+    menu app does: a look right after the load does not see it yet."""
+    if not variant.late_sidebar:
+        return ""
+    links = "".join(f"<li><a href='/{word.lower()}'>{word}</a></li>" for word in ("Account", "Help", "Settings"))
+    return ("<script>setTimeout(() => { const nav = document.createElement('nav'); "
+            "nav.setAttribute('aria-label', 'Account menu'); "
+            f"nav.innerHTML = \"<ul>{links}</ul><button type='button'>Collapse menu</button>\"; "
+            "document.body.prepend(nav); }, 700);</script>")
