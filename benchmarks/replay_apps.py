@@ -77,6 +77,9 @@ def figures(case: AppCase, runs: list[ItemRun], problems: list[str], latency_s: 
             "items": len(replayed),
             "model_calls_per_item": round(statistics.mean(run.model_calls for run in replayed), 2) if replayed else 0,
             "model_calls": [run.model_calls for run in replayed],
+            # of those, the task's own (replay's handovers) and the read-back's (issue 26)
+            "replay_calls": [run.replay_calls for run in replayed],
+            "readback_calls": [run.readback_calls for run in replayed],
             "seconds_per_item": round(replayed_s, 2),
             "outcomes": [run.result.replay for run in replayed],
             "handovers_per_item": [len(run.result.replay_handovers) for run in replayed],

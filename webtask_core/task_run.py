@@ -26,7 +26,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
-from webtask_core.browser.motion import settle_motion
+from webtask_core.browser.motion import page_age_s, settle_motion
 from webtask_core.errors import (
     ActionError,
     BrowserCrashedError,
@@ -56,6 +56,10 @@ if TYPE_CHECKING:
     from webtask_core.worker import Worker
 
 __all__ = ["TaskRun", "ReplayOutcome"]
+
+# A page younger than this when a recorded step looks at it is let settle first, for at most RECORD_SETTLE_S.
+FRESH_PAGE_S = 2.0
+RECORD_SETTLE_S = 3.0
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +167,8 @@ class TaskRun:
             checkpoint = replayer.checkpoint() if replayer is not None else None
             if replayer is not None and replayer.replaying:
                 await self._hold_still()  # a person looks once the overlay opened or closed; so does replay
+            elif self.recorder is not None:
+                await self._settle_fresh_page()  # the recording keeps the page a replay's second look finds
             watch = _CallWatch(self.recorder, self.commit_calls)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
@@ -252,6 +258,17 @@ class TaskRun:
         page = self.runtime.current_tab().page if self.runtime.has_tab else None
         if page is not None:
             await settle_motion(page)
+
+    async def _settle_fresh_page(self) -> None:
+        """A page loaded a moment ago may still be drawing (an admin's sidebar its script adds): a
+        step the recording keeps is taken once it settled, as a replay takes its second look
+        (worker.ANOTHER_LOOK_WAIT_S). A page loaded earlier is taken as it is."""
+        tab = self.runtime.current_tab() if self.runtime.has_tab else None
+        if tab is None or tab.page is None:
+            return
+        age = await page_age_s(tab.page)
+        if age is not None and age < FRESH_PAGE_S:
+            await tab.wait_for(timeout_s=RECORD_SETTLE_S)
 
     async def _prepare_tab(self) -> None:
         if not self._started:

@@ -69,6 +69,14 @@ class ItemRun:
     requests: list[str] = field(default_factory=list)
     # The element tree of the model's last call: what it saw when it gave up, for the failure report.
     last_page: str = ""
+    # Of model_calls, those of the read-back (issue 26) after the task: a page unlike the ones its
+    # templates learnt is read by the model; replay's own calls are the rest.
+    readback_calls: int = 0
+
+    @property
+    def replay_calls(self) -> int:
+        """The model calls the task itself made (replay's handovers, or the live run's decisions)."""
+        return self.model_calls - self.readback_calls
 
     @property
     def label(self) -> str:
@@ -79,7 +87,8 @@ class ItemRun:
 
     def describe(self) -> str:
         lines = [f"{self.label}: {self.result.status.value}, replay={self.result.replay}, "
-                 f"replayed_steps={self.result.replayed_steps}, model calls={self.model_calls}, "
+                 f"replayed_steps={self.result.replayed_steps}, model calls={self.model_calls} "
+                 f"({self.readback_calls} of them the read-back's), "
                  f"script revision after={self.revision}, {self.seconds:.1f} s"]
         lines += [f"  - on {url}: {note}" for url, note in self.notes()]
         lines += [f"  - handover: {handover}" for handover in self.result.replay_handovers]
@@ -133,7 +142,8 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
                             revision=script.revision if script is not None else 0, seconds=seconds,
                             asked=[(latest_url(request), handover_note(request)) for request in requests],
-                            requests=requested, last_page=_last_page(requests)))
+                            requests=requested, last_page=_last_page(requests),
+                            readback_calls=sum(1 for request in requests if is_read_back(request))))
     return runs
 
 

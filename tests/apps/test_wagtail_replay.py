@@ -86,12 +86,14 @@ async def test_products_added_in_wagtails_page_editor_replay_with_zero_model_cal
 
     # The issue's acceptance: replay goes through the editor without the model and without repairs,
     # whether Wagtail's autosave has made the page (its create form's name become the item's own) before
-    # a replayed step or not. Met in 2 of 3 runs at load 14-20 (0, 0, 0, 0; revision 1); the third
-    # run's recording had read Wagtail's page list before its sidebar drew, so the first replayed
-    # product found 15 controls the recording lacked at the last step (1 call, one repair). Until the
-    # recorder takes a final step's page only once it has settled, a miss is an expected failure
-    # carrying the report; everything above is checked hard on every run.
-    outcomes = [(run.result.replay, run.model_calls, run.revision) for run in replayed]
+    # a replayed step or not. A recording no longer reads a page before Wagtail's sidebar drew (a fresh
+    # page settles before a recorded step). Seen since, at load 8-9 (1 run of 3): the replayed Enter
+    # after two of three typed tags made no chip (not diagnosed; tag-it makes none while its suggestion
+    # menu is open, and the text stayed: "weekendcity carry"),
+    # so the check before Publish handed over (the chips are not this run's list) and the model
+    # repaired it. Until that is understood, a miss is an expected failure carrying the report;
+    # everything above is checked hard on every run.
+    outcomes = [(run.result.replay, run.replay_calls, run.revision) for run in replayed]
     if outcomes != [("replayed", 0, 1)] * len(replayed):
         pytest.xfail("issue 25: a replayed Wagtail product asked the model or repaired the script:\n" + report)
     assert all(run.result.replayed_steps == len(recorded.steps) for run in replayed), report

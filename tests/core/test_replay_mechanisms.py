@@ -318,3 +318,25 @@ def test_what_grows_with_the_users_work_is_content_and_a_changed_line_is_not():
     assert moved == ([], [])
     more = options_moved(["select categories options sale | guns"], ["select categories options sale"])
     assert more == (["select categories options sale | guns"], ["select categories options sale"])
+    # the chooser's pair moved while another select really changed: the pair drops, the other stays
+    pair_and_other = options_moved(
+        ["select categories_old options shoes | bags", "select categories options sale", "select image options - | new"],
+        ["select categories options shoes", "select categories_old options bags | sale", "select image options - | old"])
+    assert pair_and_other == (["select image options - | new"], ["select image options - | old"])
+
+
+def test_a_select_option_this_run_typed_is_the_items_and_a_chosen_one_the_sites():
+    # Cartridge's variation image select lists the caption typed for this product's photo; the
+    # condition select offers the site's fixed words, one of which this run chose.
+    recorded = Normaliser({"caption": "Red shoe, side view", "condition": "New", "title": "Red Trail Shoe"},
+                          identifying=("title",))
+    replayed = Normaliser({"caption": "Pair of flats", "condition": "Used", "title": "Red Ballet Flat"},
+                          identifying=("title",))
+    for normalise in (recorded, replayed):
+        normalise.typed = {"caption"}
+    assert recorded.options("--------- | Red shoe, side view") == replayed.options("--------- | Pair of flats") \
+        == "--------- | {caption}"
+    conditions = "New | Used | Refurbished"
+    assert recorded.options(conditions) == replayed.options(conditions) == "new | used | refurbished"
+    # Nothing typed yet (a page before the caption's field): the option is the site's text as offered.
+    assert Normaliser({"caption": "Pair of flats"}, identifying=()).options("Pair of flats") == "pair of flats"

@@ -19,7 +19,7 @@ from playwright.async_api import Page
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.scripts import MARK_ATTRIBUTE
 
-__all__ = ["settle_motion", "click_neutral_ground", "scroll_to_middle", "MOTION_QUIET_S", "MOTION_MAX_S"]
+__all__ = ["settle_motion", "click_neutral_ground", "scroll_to_middle", "page_age_s", "MOTION_QUIET_S", "MOTION_MAX_S"]
 
 MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
 MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold still
@@ -112,3 +112,13 @@ async def scroll_to_middle(page: Page, element_id: str) -> bool:
             if not frame.is_detached() and await frame.evaluate(_MIDDLE, [MARK_ATTRIBUTE, element_id]):
                 return True
     return False
+
+
+async def page_age_s(page: Page) -> float | None:
+    """Seconds since the page's document began loading (None: no document to ask, it is closing
+    or navigating): a page a moment old may still be drawing what its script adds."""
+    try:
+        age_ms = await page.evaluate("performance.now()")
+    except PlaywrightError:
+        return None  # closed, or its document went away under the question (it navigated)
+    return float(age_ms) / 1000.0 if isinstance(age_ms, int | float) else None

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo
     from webtask_core.replay.signature import PageView
 
-__all__ = ["CommitCheck", "ExpectedControl", "is_commit", "capture_commit", "verify_commit"]
+__all__ = ["CommitCheck", "ExpectedControl", "is_commit", "capture_commit", "verify_commit", "form_controls"]
 
 _COMMIT_WORDS = re.compile(
     r"\b(publish\w*|submit\w*|confirm\w*|place (?:your )?order|order now|pay|pay now|buy\w*|purchase|check ?out|"
@@ -78,7 +78,7 @@ class CommitCheck(BaseModel):
     unsure: str | None = None  # why this recording cannot be checked against a later run
 
 
-def _form_controls(view: PageView, element_id: str | None) -> list[str]:
+def form_controls(view: PageView, element_id: str | None) -> list[str]:
     """The ids of the controls the commit submits: its form's, else every control outside lists."""
     elements = view.observation.elements
     form = elements[element_id].attributes.get("_form") if element_id in elements else None
@@ -120,7 +120,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
     """What the page showed right before a commit on ``element_id`` (None: the focused field)."""
     check = CommitCheck()
     problems: list[str] = []
-    keys = _form_controls(view, element_id)
+    keys = form_controls(view, element_id)
     chosen_boxes = _boxes_chosen_by_value(view, keys, params, files)
     for key in keys:
         element = view.observation.elements[key]
@@ -175,7 +175,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
     if check.unsure:
         return check.unsure
     url = view.observation.url
-    form_keys = _form_controls(view, element_id)
+    form_keys = form_controls(view, element_id)
     current: dict[str, list[str]] = {}
     for key in form_keys:
         current.setdefault(view.keys[key], []).append(key)

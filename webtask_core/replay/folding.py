@@ -85,6 +85,9 @@ class Normaliser:
         self._files = _pattern([(name.casefold(), "file") for name in files if len(name) >= _MIN_PARAM_CHARS])
         self._file_names = {name.casefold() for name in files if name}
         self.params = params
+        # The parameters this run typed into a field (a photo's caption): an option of a select that
+        # is one of their values whole lists this item's own content (the caption among the images).
+        self.typed: set[str] = set()
 
     def __call__(self, text: str | None) -> str:
         return self.choice(text)
@@ -118,6 +121,22 @@ class Normaliser:
         if self._identifying is not None:
             folded = self._identifying.sub(lambda match: "{" + self._names[match.group(0)] + "}", folded)
         return self._finish(folded)
+
+    def options(self, text: str | None) -> str:
+        """A select's options (``a | b``) as offered (:meth:`offer`), except that an option which is
+        wholly a value this run typed reads ``{name}``: the caption typed for this item's photo,
+        listed by the image select, is this item's, while a condition "New" chosen among the site's
+        fixed options stays the site's word."""
+        found = [self._typed_name(option) for option in (text or "").split(" | ")] if self.typed else []
+        if not any(found):
+            return self.offer(text)
+        return " | ".join("{" + name + "}" if name else self.offer(option)
+                          for option, name in zip((text or "").split(" | "), found))
+
+    def _typed_name(self, option: str) -> str | None:
+        names = self._whole.get(_SPACE.sub(" ", option).strip().casefold(), "").split("|")
+        typed = sorted(name for name in names if name in self.typed)
+        return "|".join(typed) if typed else None
 
     def _finish(self, folded: str) -> str:
         if self._files is not None:

@@ -35,14 +35,15 @@ def control_key(element: ElementInfo, read: ReadControl | None, normalise: Norma
     if read is not None and is_field(element) and (read.before or read.after):
         parts.append(f"beside {normalise.offer(read.before)!r} {normalise.offer(read.after)!r}")
     if element.tag == "select":
-        parts.append("options " + normalise.offer(options_of(element)))
+        parts.append("options " + normalise.options(options_of(element)))
     return " ".join(part for part in parts if part)
 
 
 def options_moved(added: list[str], missing: list[str]) -> tuple[list[str], list[str]]:
     """``added`` and ``missing`` without the selects whose options only moved between them: the two
     lists of a chooser ("Available" and "Chosen" categories) hold this run's choice, their options
-    together the same as when recorded."""
+    together the same as when recorded. Another select that differs (a list that really changed)
+    stays, and does not keep the chooser's two lists from being recognised."""
     def selects(keys: list[str]) -> dict[str, list[tuple[str, set[str]]]]:
         found: dict[str, list[tuple[str, set[str]]]] = {}
         for key in keys:
@@ -51,12 +52,18 @@ def options_moved(added: list[str], missing: list[str]) -> tuple[list[str], list
                 found.setdefault(head, []).append((key, {option.strip() for option in options.split("|")}))
         return found
 
+    def union(pairs: list[tuple[str, set[str]]]) -> set[str]:
+        return set().union(*(options for _, options in pairs))
+
     now, then = selects(added), selects(missing)
-    if not now or set(now) != set(then):
-        return added, missing
-    union_now = set().union(*(options for pairs in now.values() for _, options in pairs))
-    union_then = set().union(*(options for pairs in then.values() for _, options in pairs))
-    if union_now != union_then or any(len(now[head]) != len(then[head]) for head in now):
-        return added, missing
-    moved = {key for pairs in [*now.values(), *then.values()] for key, _ in pairs}
-    return [key for key in added if key not in moved], [key for key in missing if key not in moved]
+    heads = sorted(head for head in set(now) & set(then) if len(now[head]) == len(then[head]))
+    # Every select that differs together, else each pair of them (a chooser has two lists).
+    groups = [heads] if set(now) == set(then) == set(heads) else []
+    groups += [[one, other] for index, one in enumerate(heads) for other in heads[index + 1:]]
+    for group in groups:
+        mine = [pair for head in group for pair in now[head]]
+        recorded = [pair for head in group for pair in then[head]]
+        if mine and union(mine) == union(recorded):
+            moved = {key for key, _ in [*mine, *recorded]}
+            return [key for key in added if key not in moved], [key for key in missing if key not in moved]
+    return added, missing

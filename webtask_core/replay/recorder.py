@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from webtask_core.replay.binding import Binding, count_placeholders, report_template, template_value
-from webtask_core.replay.commit import capture_commit, is_commit
+from webtask_core.replay.choices import unmade_choices
+from webtask_core.replay.commit import CommitCheck, capture_commit, is_commit
 from webtask_core.replay.composed import compose
 from webtask_core.replay.folding import Normaliser, decide_marks, label_words
 from webtask_core.replay.reading import is_field
 from webtask_core.replay.repeats import adds_an_item, fold_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
 from webtask_core.replay.signature import ElementFingerprint, PageSignature, PageView
-from webtask_core.replay.templates import ELEMENT
+from webtask_core.replay.templates import ELEMENT, typed_params
 
 if TYPE_CHECKING:
     from webtask_core.browser import BrowserTab
@@ -44,6 +45,7 @@ __all__ = ["Recorder"]
 _FREE_TEXT_TOOLS = {"complete", "abort", "wait_for", "navigate", "press_key", "scroll", "switch_tab"}
 # Tools whose values go into the page: bound exactly, or the step is left to the model.
 _TYPED_TOOLS = {"fill", "type", "select_option", "check", "upload"}
+_CHOICE_TEXT = "Choosing what the item asks where the form's default already showed it."
 
 
 class Recorder:
@@ -162,10 +164,25 @@ class Recorder:
         check = None
         if draft.commit_view is not None:
             check = capture_commit(draft.commit_view, draft.commit_element, self.params, self.files)
+            self._keep_unmade_choices(draft, check)
+        for action in draft.actions:  # what the run typed is this item's content where pages list it
+            self.normalise.typed |= typed_params(action.tool, action.input)
         problems = draft.notes + [problem for problem in draft.problems if problem]
         self.steps.append(ScriptStep(page=PageSignature.of(draft.view), text=draft.text, actions=draft.actions,
                                      commit=check, needs_model=problems[0] if problems else None))
         self.origins.append(draft.origin)
+
+    def _keep_unmade_choices(self, draft: _Draft, check: CommitCheck) -> None:
+        """A radio or select the submitted form showed at this item's value, though the run never set
+        it (the page's default), kept as a step of its own before the submit: another item's value is
+        chosen there, not left at the default."""
+        if draft.origin is not None or draft.commit_view is None or check.unsure:
+            return  # a replayed submit: its script had the choice already
+        made = [action for step in self.steps for action in step.actions] + draft.actions
+        choices = unmade_choices(check, draft.commit_view, draft.commit_element, made)
+        if choices:
+            self.steps.append(ScriptStep(page=PageSignature.of(draft.view), text=_CHOICE_TEXT, actions=choices))
+            self.origins.append(None)
 
     def _same_in(self, view: PageView, capture: PageView, call: ToolCallRecord) -> str | None:
         """The id, in the look before the submit, of the element the call names on the step's page."""
@@ -209,6 +226,7 @@ class Recorder:
             value["feedback"], problem, named = report_template(data["feedback"], binding, page_url=view.observation.url,
                                                                 links=_links(view))
             links = [view.fingerprints[element_id] for element_id in named]
+        self.normalise.typed |= typed_params(tool, value)
         if tool == "wait_for" and isinstance(value.get("text"), str):  # "2 photos ready" for two photos
             value["text"] = count_placeholders(value["text"], self.params)
         if tool == "set_output" and _has_literal(value):

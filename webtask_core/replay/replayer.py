@@ -30,7 +30,7 @@ from webtask_core.replay.folding import Normaliser
 from webtask_core.replay.repeats import expand_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction
 from webtask_core.replay.signature import PageSignature, PageView
-from webtask_core.replay.templates import MissingValue, render
+from webtask_core.replay.templates import MissingValue, render, typed_params
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import Observation
@@ -71,6 +71,8 @@ class Replayer:
         self.files = tuple(files)
         # The same folding the recorder used, so pages are compared alike.
         self.normalise = Normaliser(params, identifying=identifying, files=self.files)
+        self.normalise.typed = {name for step in script.steps for action in step.actions
+                                for name in typed_params(action.tool, action.input)}
         self.position = 0  # the next scripted step
         self.replayed = 0  # steps replayed in this run
         self.handovers: list[Handover] = []  # each time the model took over

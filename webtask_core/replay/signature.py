@@ -122,7 +122,7 @@ class ElementFingerprint(BaseModel):
         return cls(
             tag=element.tag, role=element.role, type=(element.type or "").casefold() or None, name=element.name,
             text=chosen["text"], attributes=attributes, before=chosen["before"], after=chosen["after"],
-            options=normalise.offer(options_of(element)) if element.tag == "select" else "",
+            options=normalise.options(options_of(element)) if element.tag == "select" else "",
             context=tuple(normalise(line) for line in element.context), frame=element.frame_path,
             section=chosen["section"], plain=plain,
         )

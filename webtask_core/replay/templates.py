@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from webtask_core.replay.numbers import NumberStyle, as_number, bare_number
 
 __all__ = ["MissingValue", "ELEMENT", "PLACEHOLDER", "render", "shown_matches", "page_values", "fold", "param_name",
-           "SLUG", "FILE_MARK"]
+           "typed_params", "SLUG", "FILE_MARK"]
 
 ELEMENT = "{{element}}"
 PLACEHOLDER = re.compile(r"\{\{(param|page|link|count|file|secret)(?::([^}|]+))?(?:\|([^}]+))?\}\}( [A-Za-z]+)?")
@@ -62,6 +62,15 @@ def page_values(page_url: str) -> dict[str, str]:
 
 
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>\d+)\]$")
+
+
+def typed_params(tool: str, arguments: Any) -> set[str]:
+    """The parameters a ``fill`` or ``type`` writes into a field (their values are this item's
+    content wherever the page lists them afterwards)."""
+    if tool not in ("fill", "type") or not isinstance(arguments, dict):
+        return set()
+    return {param_name(match.group(2)) for value in arguments.values() if isinstance(value, str)
+            for match in PLACEHOLDER.finditer(value) if match.group(1) == "param" and match.group(2)}
 
 
 def param_name(name: str) -> str:

@@ -157,6 +157,23 @@ CASES: list[Case] = [
     # are pressed on the field they were meant for; a tag typed meanwhile may be lost, so either way.
     Case("picker-added", "the date field now opens a calendar that takes the focus back (recorded as a plain field, "
          "the whole form in one turn)", site(widgets=True), recording="widgets-plain-date", styles=("label",)),
+    # A radio left at its default when recorded (issue 25, Cartridge's status): the choice is kept as a step.
+    Case("condition-default", "nothing; the condition radio opens on New, recorded New (never clicked), Used now",
+         site(widgets=True, condition_default="new"), recording="widgets-default-new", expect="zero_calls"),
+    Case("condition-default-same", "nothing; the condition radio opens on New, recorded New (never clicked), New now",
+         site(widgets=True, condition_default="new"), recording="widgets-default-new", values={"condition": "New"},
+         expect="zero_calls", styles=("label",)),
+    Case("condition-default-relabelled", "the radio 'Used' now reads 'Pre-owned' (recorded New at its default)",
+         site(widgets=True, condition_default="new", condition_labels={"used": "Pre-owned"}),
+         recording="widgets-default-new", expect="handover"),
+    # A select listing this item's own words (issue 25, Cartridge's image select listing the photo's caption).
+    Case("teaser", "nothing; the confirm page's 'Teaser' select offers the description's first line (typed)",
+         site(teaser=True), recording="teaser", expect="zero_calls"),
+    Case("teaser-new-option", "the 'Teaser' select offers a fixed option more ('Sale banner')",
+         site(teaser=True, teaser_extra="Sale banner"), recording="teaser", expect="handover"),
+    # A page still drawing when a step looks at it (issue 25, Wagtail's sidebar after the page list loaded).
+    Case("late-sidebar", "nothing; 'My listings' draws an account sidebar 0.7 s after it loaded",
+         site(late_sidebar=True), recording="late-sidebar", expect="zero_calls"),
     Case("sections", "nothing; 'Country' selects under 'Ships from' and 'Ships to'", site(sections=True),
          recording="sections", expect="zero_calls"),
     Case("swap-sections", "the 'Ships from' and 'Ships to' sections swapped: the only select named ships_from now "

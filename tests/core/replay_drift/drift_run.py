@@ -99,6 +99,10 @@ RECORDINGS: dict[str, Recording] = {
     "widgets-bold": Recording(RECORDED_WIDGETS | BOLD, site={"widgets": True}),  # a bold phrase, typed with Ctrl+B
     # the date a plain text field: the whole form in one turn
     "widgets-plain-date": Recording(RECORDED_WIDGETS, {"date_own_turn": False}, {"widgets": True, "picker": False}),
+    # condition New, the radio's default: the seller never clicks it
+    "widgets-default-new": Recording(RECORDED_WIDGETS, site={"widgets": True, "condition_default": "new"}),
+    "teaser": Recording(site={"teaser": True}),  # the confirm page's select lists the description's first line
+    "late-sidebar": Recording(site={"late_sidebar": True}),  # "My listings" draws its sidebar 0.7 s late
     "sections": Recording(site={"sections": True}),  # "Country" under "Ships from" / "Ships to"
     "vat": Recording(site={"vat_note": "Prices incl. VAT"}),  # a line of the form under the price
 }

@@ -27,10 +27,12 @@ from urllib.parse import parse_qs, urlsplit
 from drift_widgets import (
     WIDGETS,
     description_lines,
+    late_sidebar,
     own_rows,
     read_widgets,
     recent_edits,
     slug,
+    teaser_row,
     widget_head,
     widget_rows,
     widget_shown,
@@ -102,6 +104,15 @@ class Variant:
     autosave_heading: str = ""
     # Links under the tag field, one per tag earlier listings saved ("+lamp"): a click adds it
     tag_suggestions: tuple[str, ...] = ()
+    # The condition radio checked when the form opens (its key, "new"): a seller whose condition is
+    # the default never clicks it
+    condition_default: str = ""
+    condition_labels: dict[str, str] = field(default_factory=dict)  # a condition's key -> what its radio says now
+    # A "Teaser" select on the confirm page offering the description's first line (this item's own
+    # words, typed on the form), "No teaser" chosen; teaser_extra: one more fixed option it offers
+    teaser: bool = False
+    late_sidebar: bool = False  # "My listings" draws an account sidebar 0.7 s after it loaded (its script)
+    teaser_extra: str = ""
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
     slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)
@@ -286,7 +297,7 @@ class DriftSite:
                        f"<td>{Decimal(str(item['price'])):.2f}</td></tr>" for key, item in self._listings.items())
         body = f"""<h1>My listings</h1><p><a href="/listings/new">New listing</a></p>
 <table><thead><tr><th>Title</th><th>Price</th></tr></thead><tbody>{rows}</tbody></table>"""
-        return _page("My listings", body)
+        return _page("My listings", body + late_sidebar(self.variant))
 
     def _new_page(self) -> str:
         if not self.variant.in_iframe:
@@ -429,7 +440,7 @@ class DriftSite:
         note = f"<p class='note'>{html.escape(variant.confirm_note)}</p>" if variant.confirm_note else ""
         publish_text, action = ("Delete", "delete") if variant.delete_button else (variant.submit_text, "publish")
         hidden = f"<input type='hidden' name='draft' value='{draft}'>"
-        forms = (f"<form method='post' action='/listings/submit'>{hidden}"
+        forms = (f"<form method='post' action='/listings/submit'>{hidden}{teaser_row(variant, values)}"
                  f"<button type='submit' name='action' value='{action}'>{html.escape(publish_text)}</button></form>")
         if variant.draft_button:
             hint = "<p>Not ready yet? Save it as a draft.</p>" if variant.draft_button == "explained" else ""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from drift_site import Variant
 
 __all__ = ["WIDGET_MEANINGS", "CONDITIONS", "widget_head", "widget_rows", "read_widgets", "widget_shown", "slug",
-           "description_lines", "recent_edits", "own_rows", "WIDGETS"]
+           "teaser_row", "late_sidebar", "description_lines", "recent_edits", "own_rows", "WIDGETS"]
 
 WIDGETS = Path(__file__).resolve().parent.parent / "widgets"  # the npm libraries (scripts/setup.sh --dev)
 WIDGET_MEANINGS = ("condition", "tags", "available")
@@ -88,8 +88,8 @@ def widget_rows(variant: Variant, values: dict[str, str], description_name: str)
         return ""
     name = _name(variant, "condition")
     radios = []
-    for key, text in CONDITIONS:
-        checked = " checked" if values.get(name) == key else ""
+    for key, text in ((key, variant.condition_labels.get(key, text)) for key, text in CONDITIONS):
+        checked = " checked" if (values.get(name) if values else variant.condition_default) == key else ""
         if variant.style == "label":
             radios.append(f"<input type='radio' id='c-{key}' name='{name}' value='{key}'{checked}>"
                           f"<label for='c-{key}'>{text}</label>")
@@ -129,7 +129,7 @@ def read_widgets(variant: Variant, form: dict[str, str]) -> tuple[dict[str, Any]
         return {}, []
     values: dict[str, Any] = {}
     problems = []
-    chosen = dict(CONDITIONS).get(form.get(_name(variant, "condition"), ""))
+    chosen = (dict(CONDITIONS) | variant.condition_labels).get(form.get(_name(variant, "condition"), ""))
     if chosen is None:
         problems.append("choose a condition")
     values["condition"] = chosen
@@ -181,3 +181,27 @@ def own_rows(variant: Variant, listings: dict[int, dict[str, Any]]) -> str:
                     for item in listings.values())
     return f"<h2>Your listings</h2><ul>{items}</ul>"
 
+
+def teaser_row(variant: Variant, values: dict[str, Any]) -> str:
+    """The confirm form's "Teaser" select (Variant.teaser): "No teaser", the description's first line
+    (this item's own words, typed on the form) and the variant's extra fixed option."""
+    if not variant.teaser:
+        return ""
+    lines = str(values["description"]).splitlines()
+    options = ["No teaser", *lines[:1], *([variant.teaser_extra] if variant.teaser_extra else [])]
+    select = (f"<select id='teaser' name='{'teaser' if variant.style == 'label' else 'field20'}'>"
+              + "".join(f"<option>{html.escape(option)}</option>" for option in options) + "</select>")
+    caption = "<label for='teaser'>Teaser</label>" if variant.style == "label" else "<span class='caption'>Teaser</span>"
+    return f"<div class='row'>{caption}{select}</div>"
+
+
+def late_sidebar(variant: Variant) -> str:
+    """A sidebar the page's script draws 0.7 s after the load (Variant.late_sidebar), as an admin's
+    menu app does: a look right after the load does not see it yet."""
+    if not variant.late_sidebar:
+        return ""
+    links = "".join(f"<li><a href='/{word.lower()}'>{word}</a></li>" for word in ("Account", "Help", "Settings"))
+    return ("<script>setTimeout(() => { const nav = document.createElement('nav'); "
+            "nav.setAttribute('aria-label', 'Account menu'); "
+            f"nav.innerHTML = \"<ul>{links}</ul><button type='button'>Collapse menu</button>\"; "
+            "document.body.prepend(nav); }, 700);</script>")
