@@ -156,7 +156,8 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
                   f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
                   f"{row['model_requests_per_listing']} model requests per listing + {row['login_requests']} "
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
-                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s", flush=True)
+                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s",
+                  flush=True)
     first, last = rows[0], rows[-1]
     speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
     extra = last["concurrency"] - first["concurrency"]

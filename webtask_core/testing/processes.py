@@ -140,7 +140,8 @@ def cpu_by_part(*, excluding_threads: AbstractSet[int] = frozenset()) -> dict[st
     """CPU seconds used so far, split by who used it: ``chromium`` (every Chromium process below this
     one, with the renderers they reaped), ``driver`` (the other child processes: Playwright's node
     driver) and ``python`` (this process's threads but ``excluding_threads``, native ids: a test
-    server running in a thread of this process is not the code under measure). None without /proc."""
+    server running in a thread of this process is not the code under measure), and ``reaped``: the
+    children that ended and were reaped (a closed browser's driver and Chromium). None without /proc."""
     if not os.path.isdir("/proc"):
         return None
     tick = os.sysconf("SC_CLK_TCK")
@@ -148,7 +149,9 @@ def cpu_by_part(*, excluding_threads: AbstractSet[int] = frozenset()) -> dict[st
                  if int(tid) not in excluding_threads)
     stats = _stats()
     children = _children(stats, running_only=False)
-    parts = {"chromium": 0.0, "driver": 0.0, "python": python}
+    # Children this process reaped already (a closed Browser's driver, with the Chromium it reaped).
+    reaped = sum(int(value) for value in stats[os.getpid()][13:15]) / tick if os.getpid() in stats else 0.0
+    parts = {"chromium": 0.0, "driver": 0.0, "python": python, "reaped": reaped}
     stack = [(child, False) for child in children.get(os.getpid(), [])]
     while stack:
         pid, under_chromium = stack.pop()
