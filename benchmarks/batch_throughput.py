@@ -84,6 +84,17 @@ class MemorySampler:
         self._thread.join()
 
 
+def _is_task(request: dict) -> bool:
+    """A request of the worker (its first message holds the task), not of the read-back."""
+    from webtask_core.testing.request_view import task_text
+
+    try:
+        task_text(request)
+    except ValueError:
+        return False
+    return True
+
+
 async def _run_level(concurrency: int, count: int, shop: object, model: object, manifest: Path,
                      workdir: Path) -> dict:
     from webtask_core.testing.request_view import task_json
@@ -92,6 +103,9 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
     shop.reset(sign_out=True)  # type: ignore[attr-defined]
     model.reset()  # type: ignore[attr-defined]
     os.environ["WEBTASK_SESSION_STORE"] = str(workdir / f"sessions-{concurrency}")  # no login carried over
+    from webtask_core.testing.processes import cpu_by_part
+
+    cpu_before = cpu_by_part() or {}
     with MemorySampler() as memory:
         started = time.perf_counter()
         state = await batch_listing_upload(
@@ -100,18 +114,24 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
             ledger=str(workdir / f"ledger-{concurrency}"), return_state=True,
         )
         seconds = time.perf_counter() - started
+    cpu_after = cpu_by_part() or {}
     results = await batch_results(state)
     completed = sum(1 for r in results if r.status == "completed")
     steps = sum(r.steps for r in results)
     requests = model.requests  # type: ignore[attr-defined]
-    login = sum(1 for request in requests if "sku" not in task_json(request))
+    tasks = [task_json(request) for request in requests if _is_task(request)]
+    readback = len(requests) - len(tasks)  # the read-back's look at the published page (readback/reader.py)
+    login = sum(1 for task in tasks if "sku" not in task)
     logins = sum(1 for r in shop.request_log if r.method == "POST" and r.path == "/login")  # type: ignore[attr-defined]
     return {
         "concurrency": concurrency, "listings": count, "completed": completed, "seconds": round(seconds, 2),
         "listings_per_minute": round(60.0 * completed / seconds, 2), "steps": steps,
-        "model_requests_per_listing": round((len(requests) - login) / max(count, 1), 2),
-        "login_requests": login, "site_logins": logins,
+        "model_requests_per_listing": round((len(tasks) - login) / max(count, 1), 2),
+        "login_requests": login, "readback_requests": readback, "site_logins": logins,
         "peak_pss_mib": round(memory.peak_mib, 1), "peak_browsers": memory.peak_chromium,
+        # CPU seconds per listing: Chromium's processes, the other child processes (Playwright's
+        # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
+        "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
     }
 
 
@@ -136,7 +156,8 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
                   f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
                   f"{row['model_requests_per_listing']} model requests per listing + {row['login_requests']} "
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
-                  f"with {row['peak_browsers']} Chromium browser process(es)", flush=True)
+                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s",
+                  flush=True)
     first, last = rows[0], rows[-1]
     speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
     extra = last["concurrency"] - first["concurrency"]

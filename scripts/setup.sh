@@ -125,6 +125,14 @@ if ! .venv/bin/webtask browser-path >/dev/null 2>&1; then
   fi
 fi
 say "Chromium: $(.venv/bin/webtask browser-path)"
+# Headless runs use Chromium's headless shell when there is one (browser/chromium.py): far less CPU a
+# page than the full browser's --headless. Debian ships it beside its chromium package.
+if ! command -v chromium-headless-shell >/dev/null 2>&1 && [ -z "${WEBTASK_CHROMIUM_PATH:-}" ] \
+    && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1 && dpkg -s chromium >/dev/null 2>&1; then
+  say "installing Debian's chromium-headless-shell for headless runs"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium-headless-shell >/dev/null \
+    || say "chromium-headless-shell could not be installed; headless runs use the full chromium (more CPU)"
+fi
 
 # The widget tests serve real widget libraries from the npm registry, at the versions pinned in
 # tests/core/widgets/package-lock.json (never committed). Installed again only when the lock changed.

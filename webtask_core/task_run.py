@@ -190,7 +190,8 @@ class TaskRun:
             if replayer.after(step):  # a replayed call failed: what this run did there is the model's to keep
                 origin = None
         if self.recorder is not None and ctx.last_observation is not None:
-            self.recorder.record(step, ctx.last_observation, origin=origin)
+            self.recorder.record(step, ctx.last_observation, origin=origin,
+                                 view=replayer.last_view if replayer is not None else None)
         started = time.perf_counter()
         await self.runtime.snapshot()
         self.snapshot_ms[step.index] = round((time.perf_counter() - started) * 1000.0, 2)

@@ -91,7 +91,7 @@ class Browser:
             raise ConfigError(
                 "headless", "headed Chromium needs a display but DISPLAY is not set; use headless=True or xvfb-run"
             )
-        executable = config.executable_path or find_chromium()
+        executable = config.executable_path or find_chromium(headless=config.headless)
         # Everything Playwright and Chromium put in the temp dir (the profile, Chromium's own scratch
         # folders) goes into one folder of ours, so close() can remove it even after a crash.
         # A Chromium killed with its process (SIGKILL) left its folder behind: remove those first.

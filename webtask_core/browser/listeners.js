@@ -1,6 +1,6 @@
 // Init script: runs in every frame before the page's own code. It remembers which elements got a
 // click-like (or drag-and-drop) event listener, so an observation can treat a <span> with a JS handler
-// as interactive, and when the page last changed after its load.
+// as interactive, when the page last changed after its load, and whether it has anything scheduled.
 // The wrapper is a Proxy so Function.prototype.toString still reports native code.
 (() => {
   const KEY = Symbol.for('webtask.listeners');
@@ -14,9 +14,67 @@
   // settle after a navigation waits while that is recent (stabilise.py). Nodes only: an animation's
   // style changes are no building.
   const CHANGED = Symbol.for('webtask.changed');
+  // And when a script last changed an element's style or class (a fade driven by animation frames,
+  // jQuery's): motion.py counts that as moving while the script still has a frame to run.
+  const STYLED = Symbol.for('webtask.styled');
   window.addEventListener('load', () => {
     new MutationObserver(() => { window[CHANGED] = performance.now(); }).observe(document, {childList: true, subtree: true});
+    new MutationObserver(() => { window[STYLED] = performance.now(); }).observe(
+      document, {attributes: true, attributeFilter: ['style', 'class'], subtree: true});
   }, {once: true});
+  // What the page has scheduled to run soon: timeouts due within SOON_MS, intervals that tick at
+  // least that often, animation-frame callbacks. A page with none of them, no animation running and
+  // no request in flight cannot change by itself (a picker opening a moment after the focus, a
+  // modal's fade driven by a script), so a replayed action need not wait for it to hold still
+  // (motion.py). Only counted: the callbacks run as the page gave them.
+  const PENDING = Symbol.for('webtask.pending');
+  const SOON_MS = 1500;
+  const timers = new Set();
+  let frames = 0;
+  Object.defineProperty(window, PENDING, { value: () => timers.size + frames });
+  const soon = (delay) => (Number(delay) || 0) <= SOON_MS;
+  window.setTimeout = new Proxy(window.setTimeout, {
+    apply(target, thisArg, args) {
+      if (typeof args[0] !== 'function' || !soon(args[1])) return Reflect.apply(target, thisArg, args);
+      const callback = args[0];
+      let id;
+      const run = function (...given) { timers.delete(id); return Reflect.apply(callback, this, given); };
+      id = Reflect.apply(target, thisArg, [run, ...args.slice(1)]);
+      timers.add(id);
+      return id;
+    },
+  });
+  window.setInterval = new Proxy(window.setInterval, {
+    apply(target, thisArg, args) {
+      const id = Reflect.apply(target, thisArg, args);
+      if (soon(args[1])) timers.add(id);  // pending until cleared: a page that polls never holds still
+      return id;
+    },
+  });
+  for (const name of ['clearTimeout', 'clearInterval']) {
+    window[name] = new Proxy(window[name], {
+      apply(target, thisArg, args) { timers.delete(args[0]); return Reflect.apply(target, thisArg, args); },
+    });
+  }
+  const frameIds = new Set();
+  window.requestAnimationFrame = new Proxy(window.requestAnimationFrame, {
+    apply(target, thisArg, args) {
+      if (typeof args[0] !== 'function') return Reflect.apply(target, thisArg, args);
+      const callback = args[0];
+      let id;
+      const run = function (...given) { if (frameIds.delete(id)) frames -= 1; return Reflect.apply(callback, this, given); };
+      id = Reflect.apply(target, thisArg, [run, ...args.slice(1)]);
+      frameIds.add(id);
+      frames += 1;
+      return id;
+    },
+  });
+  window.cancelAnimationFrame = new Proxy(window.cancelAnimationFrame, {
+    apply(target, thisArg, args) {
+      if (frameIds.delete(args[0])) frames -= 1;
+      return Reflect.apply(target, thisArg, args);
+    },
+  });
   // Closed shadow roots, kept as the page makes them (attachShadow({mode: 'closed'}) hands the root
   // only to the page's own code): the observation walks into them as into open ones, as the browser's
   // own tools do.

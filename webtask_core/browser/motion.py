@@ -4,7 +4,10 @@ A person does not click while a modal is still fading in or a date picker is abo
 the focus reached its field; a replay, running its calls back to back, would. :func:`settle_motion`
 waits (bounded) until no finite animation or transition runs on a visible element and no node was
 added or removed for a short quiet time (``listeners.js`` notes the page's changes), in every frame.
-An endless animation (a spinner) and a page that never stops changing end at the bound.
+An endless animation (a spinner) and a page that never stops changing end at the bound. A frame that
+has nothing scheduled (no timeout due soon, no interval, no animation-frame callback: ``listeners.js``
+counts them) and nothing moving holds still already: nothing in it can run to change it, so there is
+no quiet time to wait (it cost 0.15 s before every replayed call, about 1.5 s a replayed listing).
 :func:`click_neutral_ground` and :func:`scroll_to_middle` are what a person does with something in
 the way: a click where nothing is (a picker), a scroll (a sticky footer over the field).
 """
@@ -26,8 +29,14 @@ MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold s
 
 _STILL = """([quietMs, capMs]) => new Promise((done) => {
   const KEY = Symbol.for('webtask.changed');
+  const pending = window[Symbol.for('webtask.pending')];
+  // nothing due to run (counted before our own timer below is set): nothing can change the page
+  const idle = () => typeof pending === 'function' && pending() === 0;
   const start = performance.now(), end = start + capMs;
-  const moving = () => document.getAnimations().some((animation) => {
+  // a script animating styles frame by frame (jQuery's fade): a frame still to run, a style changed just now
+  const scripted = () => typeof pending === 'function' && pending() > 0
+    && performance.now() - (window[Symbol.for('webtask.styled')] ?? -Infinity) < 50;
+  const moving = () => scripted() || document.getAnimations().some((animation) => {
     if (animation.playState !== 'running') return false;
     const timing = animation.effect && animation.effect.getComputedTiming ? animation.effect.getComputedTiming() : {};
     if (timing.iterations === Infinity) return false;  // a spinner never ends: not an overlay on its way
@@ -38,7 +47,7 @@ _STILL = """([quietMs, capMs]) => new Promise((done) => {
     const now = performance.now();
     // quiet from now on too: a picker that opens a moment after its field got the focus shows first
     const changed = window[KEY] === undefined ? start : Math.max(window[KEY], start);
-    if ((!moving() && now - changed >= quietMs) || now >= end) done(now < end);
+    if ((!moving() && (idle() || now - changed >= quietMs)) || now >= end) done(now < end);
     else setTimeout(look, 25);
   };
   look();

@@ -76,9 +76,14 @@ class Recorder:
 
     # ---- after the step ----
 
-    def record(self, step: Step, observation: Observation, *, origin: int | None = None) -> None:
-        """Keep ``step`` (its calls made on ``observation``); ``origin``: the script step it replayed."""
-        view = PageView.of(observation, self.normalise)
+    def record(self, step: Step, observation: Observation, *, origin: int | None = None,
+               view: PageView | None = None) -> None:
+        """Keep ``step`` (its calls made on ``observation``); ``origin``: the script step it replayed.
+        ``view``: the replayer's reading of the page, when it read this observation (its Normaliser
+        is made of the same params, identifying names and files: reading the page again cost a
+        replayed step ~5-10 ms of Python)."""
+        if view is None or view.observation is not observation:
+            view = PageView.of(observation, self.normalise)
         self._close_open(view)  # the step before: its keystrokes read by what the editor shows now
         current = view
         draft = _Draft(view, self._free_text(step.model_text, observation.url), origin)

@@ -87,6 +87,7 @@ class Replayer:
         self._model_first = False  # the next step is the model's before replay may resume
         self._look_again = False  # the page differed on a first look: let it settle, look once more
         self._looked_again_at = -1  # the scripted step that was given its second look
+        self.last_view: PageView | None = None  # the page as the last decision read it (the recorder reads it too)
 
     @property
     def site_changed(self) -> bool:
@@ -135,7 +136,7 @@ class Replayer:
         """The scripted reply for this page, or None when the model must decide this step."""
         if self.position >= len(self.script.steps):
             return None
-        view = PageView.of(observation, self.normalise)
+        view = self.last_view = PageView.of(observation, self.normalise)
         page = PageSignature.of(view)
         if self._handed_over_on is not None:
             if self._model_first:  # handed over after a step ran: the model acts before replay may resume

@@ -9,7 +9,8 @@ import tempfile
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-__all__ = ["chromium_processes", "processes_using", "kill_processes", "browser_temp_folders", "tree_cpu_seconds"]
+__all__ = ["chromium_processes", "processes_using", "kill_processes", "browser_temp_folders", "tree_cpu_seconds",
+           "cpu_by_part"]
 
 
 def _stats() -> dict[int, list[str]]:
@@ -124,3 +125,41 @@ def kill_processes(pids: set[int]) -> int:
 def browser_temp_folders() -> set[Path]:
     """The per-Browser temporary folders that exist now (``webtask-browser-*`` in the temp dir)."""
     return set(Path(tempfile.gettempdir()).glob("webtask-browser-*"))
+
+
+def _thread_cpu_seconds(tid: int, tick: int) -> float:
+    try:
+        with open(f"/proc/self/task/{tid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0  # the thread ended
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def cpu_by_part(*, excluding_threads: AbstractSet[int] = frozenset()) -> dict[str, float] | None:
+    """CPU seconds used so far, split by who used it: ``chromium`` (every Chromium process below this
+    one, with the renderers they reaped), ``driver`` (the other child processes: Playwright's node
+    driver) and ``python`` (this process's threads but ``excluding_threads``, native ids: a test
+    server running in a thread of this process is not the code under measure), and ``reaped``: the
+    children that ended and were reaped (a closed browser's driver and Chromium). None without /proc."""
+    if not os.path.isdir("/proc"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    python = sum(_thread_cpu_seconds(int(tid), tick) for tid in os.listdir("/proc/self/task")
+                 if int(tid) not in excluding_threads)
+    stats = _stats()
+    children = _children(stats, running_only=False)
+    # Children this process reaped already (a closed Browser's driver, with the Chromium it reaped).
+    reaped = sum(int(value) for value in stats[os.getpid()][13:15]) / tick if os.getpid() in stats else 0.0
+    parts = {"chromium": 0.0, "driver": 0.0, "python": python, "reaped": reaped}
+    stack = [(child, False) for child in children.get(os.getpid(), [])]
+    while stack:
+        pid, under_chromium = stack.pop()
+        if pid not in stats:
+            continue
+        is_chromium = under_chromium or "chrom" in _program(pid) or "headless_shell" in _program(pid)
+        part = "chromium" if is_chromium else "driver"
+        # A reaped child's time is in its parent's cutime/cstime: Chromium's closed renderers count.
+        parts[part] += sum(int(value) for value in stats[pid][11:15]) / tick
+        stack.extend((child, is_chromium) for child in children.get(pid, []))
+    return parts
