@@ -71,8 +71,9 @@ class Replayer:
         self.files = tuple(files)
         # The same folding the recorder used, so pages are compared alike.
         self.normalise = Normaliser(params, identifying=identifying, files=self.files)
-        self.normalise.typed = {name for step in script.steps for action in step.actions
-                                for name in typed_params(action.tool, action.input)}
+        # What each step typed, so a page is read knowing what was typed before it (as the recorder read it).
+        self._typed_by = [{name for action in step.actions for name in typed_params(action.tool, action.input)}
+                          for step in script.steps]
         self.position = 0  # the next scripted step
         self.replayed = 0  # steps replayed in this run
         self.handovers: list[Handover] = []  # each time the model took over
@@ -136,6 +137,7 @@ class Replayer:
         """The scripted reply for this page, or None when the model must decide this step."""
         if self.position >= len(self.script.steps):
             return None
+        self.normalise.typed = set().union(*self._typed_by[:self.position])
         view = self.last_view = PageView.of(observation, self.normalise)
         page = PageSignature.of(view)
         if self._handed_over_on is not None:
