@@ -28,6 +28,7 @@ _CLOSED_MARKERS = (
     "connection closed",
     "playwright connection closed",
     "has been closed",
+    "failed to find context with id",  # Chromium going away (Ctrl+C reached it too) dropped the context first
 )
 
 
