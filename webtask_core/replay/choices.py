@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from webtask_core.replay.commit import CommitCheck, form_controls
+from webtask_core.replay.reading import is_checked, is_radio
 from webtask_core.replay.script import ScriptAction
 from webtask_core.replay.templates import ELEMENT
 
 if TYPE_CHECKING:
-    from webtask_core.browser.models import ElementInfo
     from webtask_core.replay.signature import ElementFingerprint, PageView
 
 __all__ = ["unmade_choices"]
@@ -43,7 +43,7 @@ def unmade_choices(check: CommitCheck, view: PageView, element_id: str | None,
                     and "multiple" not in element.attributes and not _touched(fingerprint, touched)):
                 choices.append(ScriptAction(tool="select_option", input={"element_id": ELEMENT, "option": value},
                                             element=fingerprint))
-        elif _radio(element) and _checked(element) and element.name:
+        elif is_radio(element) and is_checked(element) and element.name:
             template = check.groups.get(element.name, "")
             if _PARAM in template and not _touched(fingerprint, touched):
                 choices.append(ScriptAction(tool="check", input={"element_id": ELEMENT, "checked": True},
@@ -61,9 +61,3 @@ def _touched(fingerprint: ElementFingerprint, touched: list[ElementFingerprint])
     return False
 
 
-def _radio(element: ElementInfo) -> bool:
-    return element.type == "radio" or element.role == "radio"
-
-
-def _checked(element: ElementInfo) -> bool:
-    return "checked" in element.attributes or element.attributes.get("aria-checked") == "true"

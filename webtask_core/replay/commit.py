@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from webtask_core.replay.binding import Binding, template_text
 from webtask_core.replay.folding import label_words
 from webtask_core.replay.keys import options_moved
-from webtask_core.replay.reading import ReadText, is_field, is_value_display, shows_saving
+from webtask_core.replay.reading import ReadText, is_checked, is_field, is_radio, is_value_display, shows_saving
 from webtask_core.replay.templates import fold, shown_matches
 
 if TYPE_CHECKING:
@@ -89,12 +89,6 @@ def form_controls(view: PageView, element_id: str | None) -> list[str]:
     return [key for key in elements if view.unit_of(key) is None]
 
 
-def _checked(element: ElementInfo) -> bool:
-    return "checked" in element.attributes or element.attributes.get("aria-checked") == "true"
-
-
-def _is_radio(element: ElementInfo) -> bool:
-    return element.type == "radio" or element.role == "radio"
 
 
 def _radio_label(element: ElementInfo, view: PageView) -> str:
@@ -104,7 +98,7 @@ def _radio_label(element: ElementInfo, view: PageView) -> str:
 
 
 def _tickable(element: ElementInfo) -> bool:
-    return _is_radio(element) or _is_box(element)
+    return is_radio(element) or _is_box(element)
 
 
 def _is_box(element: ElementInfo) -> bool:
@@ -127,8 +121,8 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
         read = view.reading.controls.get(key)
         label = label_words(element.text, element.name, read.before if read else "", read.after if read else "")
         expected = ExpectedControl(key=view.keys[key])
-        if _is_radio(element):
-            if _checked(element):
+        if is_radio(element):
+            if is_checked(element):
                 says = _radio_label(element, view)
                 binding = Binding(params, label_words(_group_of(element), says), strict=False, files=files)
                 check.groups[_group_of(element)] = template_text(says, binding)
@@ -137,7 +131,7 @@ def capture_commit(view: PageView, element_id: str | None, params: Mapping[str, 
             pass  # one box of a group chosen by this run's value, as a radio is: the group says which
         elif _is_box(element):
             binding = Binding(params, label, strict=False)
-            state = _checked(element)
+            state = is_checked(element)
             chosen = binding.choose(str(state).lower(), [name for name, value in params.items()
                                                          if isinstance(value, bool) and value is state], weak=True)
             expected.checked = "{{param:" + chosen + "}}" if chosen else state
@@ -198,8 +192,8 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                 wanted = control.checked
                 if isinstance(wanted, str):
                     wanted = bool(params.get(wanted[len("{{param:"):-2]))
-                if _checked(element) != wanted:
-                    state = "checked" if _checked(element) else "not checked"
+                if is_checked(element) != wanted:
+                    state = "checked" if is_checked(element) else "not checked"
                     return f"{element_id_now} ({key}) is {state}, which this run did not ask for"
             if control.value is not None:
                 shown = _shown_value(element)
@@ -208,7 +202,7 @@ def verify_commit(check: CommitCheck, view: PageView, element_id: str | None, pa
                     return f"{element_id_now} ({key}) shows {shown!r}, not this run's value"
     for group, template in check.groups.items():
         chosen = [element for key in form_keys
-                  if _tickable(element := view.observation.elements[key]) and _checked(element)
+                  if _tickable(element := view.observation.elements[key]) and is_checked(element)
                   and _group_of(element) == group]
         if len(chosen) != 1 or not shown_matches(template, _radio_label(chosen[0], view), params, files=files,
                                                  page_url=url):
@@ -305,7 +299,7 @@ def _boxes_chosen_by_value(view: PageView, keys: Sequence[str], params: Mapping[
         element = view.observation.elements[key]
         if _is_box(element) and element.name:
             checked.setdefault(element.name, [])
-            if _checked(element):
+            if is_checked(element):
                 checked[element.name].append(element)
     chosen = {}
     for group, boxes in checked.items():

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
 
-__all__ = ["PageReading", "ReadControl", "ReadText", "read_page", "is_field", "is_value_display",
+__all__ = ["PageReading", "ReadControl", "ReadText", "read_page", "is_field", "is_radio", "is_checked", "is_value_display",
            "is_saving_status", "shows_saving"]
 
 _ELEMENT = re.compile(r"^(?P<pad> *)- (?P<id>[a-z][a-z0-9]*-\d+)(?=\s|$)")
@@ -52,6 +52,14 @@ _NATIVE_FIELDS = {"input", "select", "textarea"}
 
 def _unquote(text: str) -> str:
     return _UNESCAPE.sub(r"\1", text)
+
+
+def is_radio(element: ElementInfo) -> bool:
+    return element.type == "radio" or element.role == "radio"
+
+
+def is_checked(element: ElementInfo) -> bool:
+    return "checked" in element.attributes or element.attributes.get("aria-checked") == "true"
 
 
 def is_field(element: ElementInfo) -> bool:

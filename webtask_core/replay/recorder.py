@@ -27,7 +27,7 @@ from webtask_core.replay.choices import unmade_choices
 from webtask_core.replay.commit import CommitCheck, capture_commit, is_commit
 from webtask_core.replay.composed import compose
 from webtask_core.replay.folding import Normaliser, decide_marks, label_words
-from webtask_core.replay.reading import is_field
+from webtask_core.replay.reading import is_checked, is_field, is_radio
 from webtask_core.replay.repeats import adds_an_item, fold_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction, ScriptStep
 from webtask_core.replay.signature import ElementFingerprint, PageSignature, PageView
@@ -170,8 +170,6 @@ class Recorder:
         if draft.commit_view is not None:
             check = capture_commit(draft.commit_view, draft.commit_element, self.params, self.files)
             self._keep_unmade_choices(draft, check)
-        for action in draft.actions:  # what the run typed is this item's content where pages list it
-            self.normalise.typed |= typed_params(action.tool, action.input)
         problems = draft.notes + [problem for problem in draft.problems if problem]
         self.steps.append(ScriptStep(page=PageSignature.of(draft.view), text=draft.text, actions=draft.actions,
                                      commit=check, needs_model=problems[0] if problems else None))
@@ -219,10 +217,10 @@ class Recorder:
             data["element_id"] = ELEMENT
             if tool == "click" and _tickable(element):  # kept as the state the click set, not a toggle
                 tool = "check"
-                data = {"element_id": ELEMENT, "checked": True if _radio(element) else not _checked(element)}
+                data = {"element_id": ELEMENT, "checked": True if is_radio(element) else not is_checked(element)}
         binding = Binding(self.params, label, strict=tool in _TYPED_TOOLS, files=self.files)
         # A radio is only ever checked: its state is the tool's, the choice is which radio (its label).
-        constant = {"element_id"} | ({"checked"} if tool == "check" and element is not None and _radio(element) else set())
+        constant = {"element_id"} | ({"checked"} if tool == "check" and element is not None and is_radio(element) else set())
         value = {key: (item if key in constant else template_value(item, binding, page_url=view.observation.url))
                  for key, item in data.items()}
         problem = binding.problem
@@ -291,12 +289,6 @@ def _tickable(element: ElementInfo) -> bool:
     return element.type in ("checkbox", "radio") or (element.role or "") in ("checkbox", "radio", "switch")
 
 
-def _radio(element: ElementInfo) -> bool:
-    return element.type == "radio" or element.role == "radio"
-
-
-def _checked(element: ElementInfo) -> bool:
-    return "checked" in element.attributes or element.attributes.get("aria-checked") == "true"
 
 
 def _has_literal(value: Any) -> bool:
