@@ -27,6 +27,7 @@ from policy_kit import PageReader, django_log_in, product_data
 from policy_kit import abort as _abort
 from policy_kit import click as _click
 
+from webtask_core.browser.tree_lines import marked_line
 from webtask_core.testing.replies import Reply, ToolUse
 from webtask_core.testing.request_view import TreeElement, latest_page, latest_url, resource_names, tree_elements
 
@@ -48,7 +49,7 @@ _LINE_HEAD = re.compile(r'^\s*- (?:[a-z][a-z0-9]*-\d+|[a-z][a-z0-9]*:?)\s*(?:\((
 _TAB_LINE = re.compile(r"^- \[(\d+)\] (.*) — (\S+)( \(active\))?$", re.MULTILINE)
 
 
-_ELIDED = re.compile(r"^\s*- … \d+ more elements? (above|below) ")
+_ELIDED = re.compile(r"^\s*- … \d+ more (above|below)\b")
 
 
 def rich_text_keys(text: str) -> list[tuple[str, str]]:
@@ -371,7 +372,7 @@ class _Decision:
         """The words the page shows, line after line (no attribute values), as one text."""
         texts = []
         for line in self.tree.splitlines():
-            rest = _LINE_HEAD.sub("", line)
+            rest = _LINE_HEAD.sub("", marked_line(line))  # a text line as `- text: "..."`
             texts += re.findall(r'"((?:[^"\\]|\\.)*)"', rest)
         return "".join(texts)
 

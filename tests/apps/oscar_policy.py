@@ -24,6 +24,7 @@ from policy_kit import abort as _abort
 from policy_kit import click as _click
 from policy_kit import django_log_in, product_data
 
+from webtask_core.browser.tree_lines import text_of
 from webtask_core.testing.replies import Reply, ToolUse
 from webtask_core.testing.request_view import TreeElement, latest_page, latest_url, resource_names, tree_elements
 
@@ -144,7 +145,7 @@ class _Decision:
         ])
 
     def _categories_tab(self) -> Reply:
-        picker = self._combobox_after('text: "Category"')
+        picker = self._combobox_after("Category", text=True)
         if picker is None:
             return _abort("the Categories section has no category picker")
         return self._choose(picker, self.data["category"], then=lambda: self._open_section("Images"))
@@ -168,7 +169,7 @@ class _Decision:
         ])
 
     def _stock_tab(self) -> Reply:
-        partner = self._combobox_after('text: "Partner"')
+        partner = self._combobox_after("Partner", text=True)
         if partner is None:
             return _abort("the stock record has no partner picker")
         return self._choose(partner, self.data["partner"], then=self._fill_stock_and_save)
@@ -204,10 +205,11 @@ class _Decision:
             return _click(option, f"Choosing {wanted}.")
         return _click(picker, f"Opening the list to choose {wanted}.")
 
-    def _combobox_after(self, anchor: str) -> TreeElement | None:
-        """The first combobox after the line holding `anchor` (a heading, a column header)."""
+    def _combobox_after(self, anchor: str, text: bool = False) -> TreeElement | None:
+        """The first combobox after the line holding `anchor` (a heading), or with `text` after the
+        text line reading `anchor` (a column header)."""
         lines = self.tree.splitlines()
-        start = next((i for i, line in enumerate(lines) if anchor in line), None)
+        start = next((i for i, line in enumerate(lines) if (text_of(line) == anchor if text else anchor in line)), None)
         if start is None:
             return None
         for line in lines[start + 1:]:

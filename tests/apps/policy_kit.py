@@ -7,10 +7,10 @@ turns, with a reason) and logging in to a Django admin's log-in form."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from webtask_core.browser.tree_lines import marked_tree, text_lines, text_of
 from webtask_core.testing.replies import Reply, ToolUse
 from webtask_core.testing.request_view import TreeElement, error_streak, last_tool_results, task_json, tree_elements
 
@@ -62,9 +62,9 @@ def django_log_in(tree: str, elements: Sequence[TreeElement], username: str, pas
 
 
 def quoted_text(line: str) -> list[str]:
-    """The text of a `- text: "..."` line (escapes undone), else nothing."""
-    match = re.match(r'^\s*- text: "(.*)"$', line)
-    return [match.group(1).replace('\\"', '"').replace("\\\\", "\\")] if match else []
+    """The words of a text line (escapes undone), else nothing."""
+    text = text_of(line)
+    return [] if text is None else [text]
 
 
 def same_text(shown: str, wanted: str) -> bool:
@@ -85,7 +85,7 @@ class PageReader:
 
     def __init__(self, tree: str) -> None:
         self.tree = tree
-        self.lines = tree.splitlines()
+        self.lines = marked_tree(tree).splitlines()  # text lines as `- text: "..."`, as this kit reads them
         self.elements = tree_elements(tree)
 
     def named(self, name: str) -> TreeElement | None:
@@ -99,8 +99,9 @@ class PageReader:
         return next((e for e in self.elements if e.tag == "a" and e.text == text), None)
 
     def shows_texts(self, *texts: str) -> bool:
-        """Every one of `texts` stands as a ``- text:`` line of its own (a calendar's weekdays)."""
-        return all(any(line.strip() == f'- text: "{text}"' for line in self.lines) for text in texts)
+        """Every one of `texts` stands as a text line of its own (a calendar's weekdays)."""
+        shown = set(text_lines(self.tree))
+        return all(text in shown for text in texts)
 
     def block(self, anchor: str) -> list[TreeElement] | None:
         """The elements nested under the first line holding `anchor` (a dialog, a list), or None

@@ -226,7 +226,7 @@ class EditorDecision:
                 return abort(f"the Tags field shows {', '.join(chips)} and offers no way to remove a tag")
             return Reply(text=f"Removing the tags that are not this product's: {', '.join(c for c, _ in others)}.",
                          tool_uses=[ToolUse("click", {"element_id": remove.id}) for remove in removers])
-        field = next((e for e in self._section("Tags") if e.tag == "input" and e.attributes.get("type") == "text"), None)
+        field = next((e for e in self._section("Tags") if e.tag == "input" and e.attributes.get("type", "text") == "text"), None)
         if field is None:
             return abort("the Tags section has no field to type a tag into")
         calls = [ToolUse("click", {"element_id": field.id})]

@@ -11,8 +11,10 @@ nothing, so the shown href (the element's attributes keep the page's own) is:
   and of file endings (html, php) are set aside (``builtins.html#object`` on a link
   "builtins.object", ``tarfile.html#TarError`` "TarError" on tarfile's page): left out, unless
   a word of it holds a digit (a record's id: "Lamp 2" at ``/listings/2`` keeps its href).
-A link with no text keeps its href (that is all the model knows of it), and an in-page anchor
-(``#usage``) is shown as it is.
+- an in-page anchor whose words all stand in the link's text (``#ArgumentParser`` on a link
+  "ArgumentParser", a table of contents): left out; one that says more (``#usage`` on "Read
+  more") is shown as it is.
+A link with no text keeps its href (that is all the model knows of it).
 """
 
 from __future__ import annotations
@@ -95,7 +97,10 @@ class LinkShortener:
             query, hash_mark, fragment = query.partition("#")
             kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] not in self.repeated]
             href = path + ("?" + "&".join(kept) if kept else "") + hash_mark + fragment
-        if text and same_site and "?" not in href and not href.startswith("#"):
+        if text and href.startswith("#"):
+            said = _words(href)  # a bare "#" (a script's link) stays: it says the link goes nowhere
+            return None if said and said <= _words(text) else href
+        if text and same_site and "?" not in href:
             said = _words(href) - self.own_words
             # A number in a path is a record's id: a title holding the same digits ("Lamp 2" on
             # /listings/2) does not say it, and a model reporting the record's URL needs it.

@@ -31,7 +31,7 @@ def describe_trim(trim: TreeTrim) -> str:
     if trim.below:
         parts.append(f"{trim.below} {'' if trim.above else 'elements '}below ({trim.below_interactive} interactive)")
     return (f"page state trimmed to {kept}: {' and '.join(parts)} are left out "
-            f"(see the '- … more elements' lines); scroll to see them")
+            f"(see the '- … more' lines); scroll to see them")
 
 
 def describe_scroll(scroll: dict[str, float] | None, trim: TreeTrim | None = None) -> str:

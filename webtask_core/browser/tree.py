@@ -5,7 +5,7 @@ order across all frames (each frame's pass numbers its own elements from 0).
 
 With a character budget, a tree that does not fit is trimmed by distance from the screen: everything
 within a margin of the viewport stays in full, farther runs of sibling items become one summary line
-each (``- … 412 more elements below (87 interactive) — scroll down to see them``). The margin is the
+each (``- … 412 more below (87 interactive)``; ``in div-0`` names a scroll box to scroll). The margin is the
 widest rung of MARGINS whose tree fits; the screen itself is never trimmed. Ids keep their full-tree
 numbers (a kept row has the same id wherever the page is scrolled); elided elements get no entry in
 ``elements``, so acting on one is an unknown id.
@@ -19,6 +19,8 @@ from typing import Any
 from webtask_core.browser.links import LinkShortener
 from webtask_core.browser.models import ElementInfo
 from webtask_core.browser.scroll_text import TreeTrim, describe_scroll, describe_trim
+from webtask_core.browser.tree_lines import quote as _quote
+from webtask_core.browser.tree_lines import text_line as _text_line
 
 __all__ = ["FrameItems", "StitchedTree", "TreeTrim", "MARGINS", "stitch_tree", "describe_scroll", "describe_trim"]
 
@@ -49,19 +51,13 @@ class StitchedTree:
     trim: TreeTrim | None = None  # None: the whole page is in the tree
 
 
-def _quote(text: str) -> str:
-    if '"' in text or "\\" in text:
-        text = text.replace("\\", "\\\\").replace('"', '\\"')
-    if "\n" in text:  # rich text's lines (observe.js writes them markdown-like): one tree line still
-        text = text.replace("\n", "\\n")
-    return f'"{text}"'
-
-
-def _format_attributes(pairs: list[Any], links: LinkShortener | None, text: str, main_frame: bool) -> str:
+def _format_attributes(pairs: list[Any], links: LinkShortener | None, text: str, main_frame: bool, tag: str) -> str:
     parts = []
     for index in range(0, len(pairs), 2):
         key, value = pairs[index], pairs[index + 1]
         if key[0] == "_":  # for replay's checks, not for the model (observe_names.js)
+            continue
+        if key == "type" and value == "text" and tag == "input":  # the default: an input says nothing else
             continue
         if key == "href" and links is not None:  # only what the URL says (links.py)
             value = links.show(value, text, main_frame)
@@ -72,10 +68,9 @@ def _format_attributes(pairs: list[Any], links: LinkShortener | None, text: str,
 
 
 def _summary_line(pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> str:
-    where, way = ("above", "up") if side < 0 else ("below", "down")
-    scroll = f"scroll {scroller} {way}" if scroller else f"scroll {way}"
-    noun = "element" if lines == 1 else "elements"
-    return f"{pad}- … {lines} more {noun} {where} ({interactive} interactive) — {scroll} to see them"
+    where = "above" if side < 0 else "below"
+    inside = f" in {scroller}" if scroller else ""  # the scroll box to scroll, else the page
+    return f"{pad}- … {lines} more {where}{inside} ({interactive} interactive)"
 
 
 _CONTEXT_KEPT = 3  # enclosing lines an element remembers (see _Stitcher.context)
@@ -226,7 +221,7 @@ class _Stitcher:
         view: list[int] | None = None,
     ) -> None:
         if type(item) is str:
-            self.lines.append(f"{pad}- text: {_quote(item)}")
+            self.lines.append(f"{pad}{_text_line(item)}")
         elif type(item) is list:
             self._element(item, depth, pad, frame_key, offset, scroller, view)
         elif item["t"] == "iframe":
@@ -326,7 +321,7 @@ class _Stitcher:
                     hidden = True
                 elif key == "scrollable":
                     scrollable = True
-            shown = _format_attributes(pairs, self.links, text or "", frame_key == "")
+            shown = _format_attributes(pairs, self.links, text or "", frame_key == "", tag)
             line = f"{pad}- {element_id} ({shown})" if shown else f"{pad}- {element_id}"
         else:
             shown = ""

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin
 
+from webtask_core.browser.tree_lines import marked_line
 from webtask_core.readback.compare import fold_text
 from webtask_core.readback.page import page_lines
 from webtask_core.readback.spec import ReadBack
@@ -102,7 +103,7 @@ def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:
                 row[3][0] = True
 
     for raw in tree.splitlines():
-        match = _LINE.match(raw)
+        match = _LINE.match(marked_line(raw))  # a text line as `- text: "..."`: a result's words
         if match is None:
             continue
         indent, rest = len(match.group("indent")), match.group("rest")

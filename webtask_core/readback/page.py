@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from webtask_core.browser.tree_lines import marked_line
+
 __all__ = ["PageLine", "page_lines", "picture_count", "HEADINGS"]
 
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -79,7 +81,7 @@ def page_lines(tree: str) -> list[PageLine]:
     """Every line of the tree that says something, in page order."""
     lines: list[PageLine] = []
     for raw in tree.splitlines():
-        match = _LINE.match(raw)
+        match = _LINE.match(marked_line(raw))
         if match is None:
             continue
         rest = match.group("rest")

@@ -9,7 +9,7 @@ The element tree (docs/internals.md §2) is parsed back into its nesting. From i
 - **record units**: a list row, item or article (``- row``, ``- item``, ``- article``) that holds
   a link or button and no field to type into is one record of a list (a product in a table of
   products). Lists of records grow and change from run to run; replay tolerates that, and only that.
-- **text lines**: every ``- text:`` line and the words of headings, labels, status and alert lines:
+- **text lines**: every text line and the words of headings, labels, status and alert lines:
   what a model would react to (a warning, an error).
 """
 
@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+from webtask_core.browser.tree_lines import marked_line
 
 if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo, Observation
@@ -198,6 +200,7 @@ def read_page(observation: Observation) -> PageReading:
 
 
 def _parse(line: str) -> _Node | None:
+    line = marked_line(line)
     match = _ELEMENT.match(line)
     if match:
         return _Node("element", "", len(match["pad"]), element_id=match["id"])

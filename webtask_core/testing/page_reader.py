@@ -16,6 +16,7 @@ import json
 import re
 from typing import Any
 
+from webtask_core.browser.tree_lines import marked_line
 from webtask_core.readback.compare import fold_text
 from webtask_core.readback.page import PageLine, page_lines
 from webtask_core.readback.reader import PICTURES_HINT, READ_TOOL
@@ -95,7 +96,7 @@ def _pictures(tree: str) -> int:
     """The ``img`` lines in the top-level part of the page holding its first ``h1`` (else all)."""
     blocks: list[list[str]] = []
     for raw in tree.splitlines():
-        match = _LINE.match(raw)
+        match = _LINE.match(marked_line(raw))
         if match is None:
             continue
         if not match.group("indent") or not blocks:

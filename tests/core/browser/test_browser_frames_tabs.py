@@ -29,8 +29,8 @@ async def test_fill_and_click_inside_same_and_cross_origin_iframes(browser_sessi
     await browser_session.click("button-1")  # "Apply" inside the cross-origin frame
     assert await cross_frame.text_content("#echo") == "5500 cross"
     tree = (await browser_session.observe()).tree
-    assert ' - input-2 (type="text" name="card" value="5500 cross") "Card field"' in tree
-    assert ' - text: "5500 cross"' in tree
+    assert ' - input-2 (name="card" value="5500 cross") "Card field"' in tree
+    assert ' 5500 cross' in tree.splitlines()
 
 
 async def test_open_shadow_root_is_observed_and_acted_on(browser_session, sites):

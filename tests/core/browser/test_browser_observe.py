@@ -61,7 +61,7 @@ async def test_live_values_show_typed_checked_and_selected(browser_session, site
     await browser_session.check(by_name["shipping"])
     await browser_session.select_option(by_name["category"], "Bags")
     tree = (await browser_session.observe()).tree
-    title = '(type="text" name="title" placeholder="What are you selling?" value="Blue suede shoes") "Title"'
+    title = '(name="title" placeholder="What are you selling?" value="Blue suede shoes") "Title"'
     assert f'- {by_name["title"]} {title}' in tree
     assert f'- {by_name["shipping"]} (type="checkbox" name="shipping" value="free" checked) "Free shipping"' in tree
     assert f'- {by_name["category"]} (name="category" value="Bags"' in tree
@@ -71,7 +71,7 @@ async def test_invisible_nodes_are_dropped_and_wrappers_collapse(browser_session
     tree = (await observe(browser_session, sites, "clickables.html")).tree
     for gone in ("Display none", "Visibility hidden", "Zero size", "Aria hidden", "Hidden until opened", "Inside details"):
         assert gone not in tree
-    assert '\n- text: "Deeply wrapped text"' in tree  # three wrapper divs collapse to one line
+    assert "\nDeeply wrapped text" in tree  # three wrapper divs collapse to one line
 
 
 async def test_js_clickables_are_interactive_with_hints_for_icons(browser_session, sites):
@@ -94,7 +94,7 @@ async def test_ids_are_fresh_per_observation_and_stale_marks_are_cleared(browser
     assert list(first.elements) == ["button-0"]
     await browser_session.click("button-0")
     second = await browser_session.observe()
-    assert '- input-0 (type="text" name="code") "Shipping code"' in second.tree
+    assert '- input-0 (name="code") "Shipping code"' in second.tree
     assert '- button-0 "Finish"' in second.tree
     page = browser_session.page
     marked = await page.eval_on_selector_all("[data-wt-id]", "els => els.map(e => e.getAttribute('data-wt-id'))")

@@ -12,6 +12,7 @@ from PIL import Image
 from playwright.async_api import Route
 
 from webtask_core.browser import BrowserTab, Observation
+from webtask_core.browser.tree_lines import text_lines
 from webtask_core.errors import ActionError
 
 DATA_DELAY_S = 0.3  # the page's fetch answers this late: a settle that does not wait sees no result
@@ -33,7 +34,7 @@ def by_text(observation: Observation) -> dict[str, str]:
 
 
 async def result_text(session: BrowserTab) -> str:
-    return (await session.observe()).tree.split('text: "', 2)[1].split('"')[0]
+    return text_lines((await session.observe()).tree)[0]
 
 
 async def test_a_click_that_fetches_is_settled_once_the_response_is_shown(browser_session, sites):

@@ -48,14 +48,17 @@ def test_query_parameters_repeated_alike_on_every_link_are_left_out_and_differin
                      '- a-3 (href="/item/9?ref=mail") "Scarf"']  # one link's own parameter stays
 
 
-def test_a_fragment_of_the_page_and_a_child_frames_links_are_shown_as_they_are():
+def test_an_anchor_the_text_names_goes_and_a_child_frames_links_are_shown_as_they_are():
     frame = FrameItems(key="f1", items=[link("http://docs.test/library/os.html", "os")])
     shown = lines("http://docs.test/library/tarfile.html", link("#usage", "Usage"),
+                  link("#TarFile-add", "TarFile.add"), link("#usage", "Read more"), link("#", "Delete"),
                   {"t": "iframe", "x": "Help", "k": "f1"}, frames={"f1": frame})
-    # An in-page anchor stays one (the words rule leaves fragments alone); a frame's links are read
+    # An in-page anchor whose words the text says goes (a table of contents, pydoc's class index);
+    # one that says more stays, and so does a bare "#" (a script's link). A frame's links are read
     # against the frame's own address, which the main page's rules do not know.
-    assert shown == ['- a-0 (href="#usage") "Usage"', '- iframe "Help"',
-                     ' - a-1 (href="http://docs.test/library/os.html") "os"']
+    assert shown == ['- a-0 "Usage"', '- a-1 "TarFile.add"', '- a-2 (href="#usage") "Read more"',
+                     '- a-3 (href="#") "Delete"', '- iframe "Help"',
+                     ' - a-4 (href="http://docs.test/library/os.html") "os"']
 
 
 def test_without_a_page_address_hrefs_are_left_as_the_page_wrote_them():

@@ -13,6 +13,7 @@ from golden_helpers import assert_golden, block, ids_in, parent_block
 from tool_driver import ToolDriver
 
 from webtask_core.browser import BrowserTab, Observation
+from webtask_core.browser.tree_lines import text_lines
 from webtask_core.testing.request_view import tree_elements
 
 REAL_PAGES = ["inbox", "feed", "flights", "signup", "filetree"]
@@ -43,7 +44,7 @@ async def test_inbox_every_control_of_every_row_through_the_tools(browser_sessio
     expected: list[str] = []
     for thread, sender in (("t1", "Alice Johnson"), ("t2", "GitHub"), ("t3", "Bob Lee")):
         # The row is the clickable line the sender's text sits under; its icons sit under it too.
-        row = parent_block(observation.tree, f'- text: "{sender}"')
+        row = parent_block(observation.tree, sender)
         row_id, *controls = ids_in(row)
         shown = [line.strip().split(" ", 2)[2] for line in row if ids_in([line]) and ids_in([line])[0] in controls]
         assert shown == ['(role="checkbox" aria-checked="false" hint="oZ-jc")', '"Not starred"', '(hint="Archive")',
@@ -68,15 +69,15 @@ async def test_inbox_every_control_of_every_row_through_the_tools(browser_sessio
 
 async def test_inbox_row_lines_keep_sender_subject_and_time_apart(browser_session, sites):
     observation = await ToolDriver(browser_session).open(sites.url("inbox.html"))
-    row = parent_block(observation.tree, '- text: "Alice Johnson"')
+    row = parent_block(observation.tree, "Alice Johnson")
     assert re.fullmatch(r"- div-\d+", row[0].strip())  # the row's own line: no merged name, no class hint
     # The list's own listener is delegation (it holds 21 controls): it gets no id, its rows stay units.
     assert not await browser_session.page.evaluate("document.querySelector('.threads').hasAttribute('data-wt-id')")
-    texts = [line.strip() for line in row if line.strip().startswith("- text:")]
+    texts = text_lines("\n".join(row))
     assert texts == [
-        '- text: "Alice Johnson"',
-        '- text: "Lunch on Friday - Are we still on for noon? I booked the place on Main St."',
-        '- text: "10:42 AM"',
+        "Alice Johnson",
+        "Lunch on Friday - Are we still on for noon? I booked the place on Main St.",
+        "10:42 AM",
     ]
 
 
@@ -91,7 +92,7 @@ async def test_feed_compose_in_the_contenteditable_and_every_post_control(browse
     await driver.ok("click", element_id=element(observation, '"Post"'))
     observation = await browser_session.observe()
     assert observation.tree.count("- article") == 3
-    assert '- text: "Hello from the trail today"' in observation.tree  # the new post, first in the feed
+    assert 'Hello from the trail today' in text_lines(observation.tree)  # the new post, first in the feed
 
     expected = ["post:Hello from the trail today"]
     articles = [index for index, line in enumerate(observation.tree.splitlines()) if line.strip() == "- article"]
@@ -168,7 +169,7 @@ async def test_signup_fields_named_by_what_follows_them_are_filled_and_submitted
     observation = await driver.open(sites.url("signup.html"))
     # A field whose label is not tied to it is read through its group: the text that follows it.
     full_name = ids_in(block(observation.tree, "- group")[1:2])[0]
-    assert block(observation.tree, "- group")[2].strip() == '- text: "Full name"'
+    assert block(observation.tree, "- group")[2].strip() == "Full name"
     fields = {e.attributes.get("name"): e.id for e in tree_elements(observation.tree)}
     await driver.ok("fill", element_id=fields["email"], text="ana@example.com")
     await driver.ok("fill", element_id=full_name, text="Ana Lima")

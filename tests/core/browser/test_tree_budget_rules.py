@@ -48,18 +48,18 @@ def test_runs_on_each_side_become_one_line_at_their_depth_and_ids_keep_their_num
     tree = stitch_tree(frames, budget=10, scroll=SCROLL)
     assert tree.text.splitlines() == [
         "- table",
-        " - … 6 more elements above (2 interactive) — scroll up to see them",
+        " - … 6 more above (2 interactive)",
         " - row",
-        '  - text: "Row 2"',
+        '  Row 2',
         '  - button-2 "Button 2"',
-        " - … 9 more elements below (3 interactive) — scroll down to see them",
+        " - … 9 more below (3 interactive)",
     ]
     assert list(tree.elements) == ["button-2"]
     assert tree.trim is not None and tree.trim.margin == 0
     assert (tree.trim.above, tree.trim.above_interactive, tree.trim.below, tree.trim.below_interactive) == (6, 2, 9, 3)
     assert describe_scroll(SCROLL, tree.trim) == (
         "scrolled 21% (page is 25.0 viewports tall); page state trimmed to what is on screen: 6 elements above "
-        "(2 interactive) and 9 below (3 interactive) are left out (see the '- … more elements' lines); scroll to see them"
+        "(2 interactive) and 9 below (3 interactive) are left out (see the '- … more' lines); scroll to see them"
     )
 
 
@@ -76,7 +76,7 @@ def test_a_single_line_far_away_is_shown_rather_than_summarised():
     items = ["Far above", {"t": "h2", "x": "On screen"}, button(0)]
     frames = {"": FrameItems("", items, [-5000, -4980, 10, 40, 9000, 9040])}
     tree = stitch_tree(frames, budget=10, scroll=SCROLL)
-    assert tree.text == '- text: "Far above"\n- h2 "On screen"\n- button-0 "Button 0"'
+    assert tree.text == 'Far above\n- h2 "On screen"\n- button-0 "Button 0"'
     assert tree.trim is None  # nothing was left out after all
 
 
@@ -93,12 +93,12 @@ def test_must_stay_items_and_frames_holding_them_are_kept():
     assert tree.text.splitlines() == [
         '- button-0 "Button 2"',
         "- form",
-        " - … 2 more elements below (2 interactive) — scroll down to see them",
+        " - … 2 more below (2 interactive)",
         ' - input-0 (type="file" hidden) "Photos"',
-        " - … 2 more elements below (2 interactive) — scroll down to see them",
+        " - … 2 more below (2 interactive)",
         '- iframe "Pay"',
         ' - input-1 (type="file" hidden) "Receipt"',
-        " - … 2 more elements below (2 interactive) — scroll down to see them",
+        " - … 2 more below (2 interactive)",
     ]
     assert list(tree.elements) == ["button-0", "input-0", "input-1"]
     assert tree.elements["input-1"].frame_path == "f1"
@@ -113,7 +113,7 @@ def test_a_frame_far_away_is_summarised_with_its_content_and_its_ids_still_renam
     tree = stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL)
     assert tree.text.splitlines() == [
         '- button-0 "Button 0"',
-        "- … 6 more elements below (2 interactive) — scroll down to see them",
+        "- … 6 more below (2 interactive)",
     ]
     # The frame's own pass numbered its button 0; the page-wide id is button-1: restamped all the same.
     assert tree.renames == {"f1": {"button-0": "button-1"}, "": {"button-1": "button-2"}}
@@ -128,7 +128,7 @@ def test_content_of_a_frame_on_screen_is_placed_by_where_the_frame_sits():
     assert tree.text.splitlines() == [
         '- iframe "Feed"',
         ' - button-0 "Button 0"',
-        " - … 2 more elements below (2 interactive) — scroll down to see them",
+        " - … 2 more below (2 interactive)",
     ]
 
 
@@ -163,14 +163,14 @@ def test_a_scroll_box_marks_where_its_items_leave_its_view_and_come_back():
     assert stitch_tree(frames).text.splitlines() == [
         '- div-0 (scrollable="40-60%")',
         " - (out of view above)",
-        " - row", '  - text: "Row 0"', '  - button-0 "Button 0"',
-        " - row", '  - text: "Row 1"', '  - button-1 "Button 1"',
+        " - row", '  Row 0', '  - button-0 "Button 0"',
+        " - row", '  Row 1', '  - button-1 "Button 1"',
         " - (in view)",
-        " - row", '  - text: "Row 2"', '  - button-2 "Button 2"',
-        " - row", '  - text: "Row 3"', '  - button-3 "Button 3"',
+        " - row", '  Row 2', '  - button-2 "Button 2"',
+        " - row", '  Row 3', '  - button-3 "Button 3"',
         " - (out of view below)",
-        " - row", '  - text: "Row 4"', '  - button-4 "Button 4"',
-        " - row", '  - text: "Row 5"', '  - button-5 "Button 5"',
+        " - row", '  Row 4', '  - button-4 "Button 4"',
+        " - row", '  Row 5', '  - button-5 "Button 5"',
     ]
 
 
@@ -180,6 +180,6 @@ def test_scroll_marks_and_a_budget_summary_stand_side_by_side():
     lines = stitch_tree(frames, budget=10, scroll=SCROLL).text.splitlines()
     assert lines[-2:] == [
         " - (out of view below)",
-        " - … 6 more elements below (2 interactive) — scroll div-0 down to see them",
+        " - … 6 more below in div-0 (2 interactive)",
     ]
     assert " - (out of view above)" not in lines and "(in view)" not in "\n".join(lines)

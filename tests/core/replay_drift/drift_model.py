@@ -1,7 +1,7 @@
 """The scripted model of the drift suite: a careful seller who reads only what the model is sent.
 
 It finds each field by the words a person reads beside it — the control's own label in the tree
-(``input-1 (...) "Price"``), else the text line in the same group (``- text: "Price"`` beside a
+(``input-1 (...) "Price"``), else the text line in the same group (``Price`` beside a
 nameless ``input``) — in English or German, never by a ``name`` attribute. It types this run's
 values, picks options by their exact text, sets the checkbox to the state the task wants (a "Hide
 from search" box the other way round), checks the confirm page against the task and only then
@@ -23,6 +23,7 @@ from typing import Any
 
 from drift_widget_model import RichText, section_of, widget_calls
 
+from webtask_core.browser.tree_lines import marked_line
 from webtask_core.testing import Reply, ToolUse
 from webtask_core.testing.request_view import (
     TreeElement,
@@ -85,7 +86,7 @@ def parse_tree(tree: str) -> list[Node]:
     nodes: list[Node] = []
     stack: list[Node] = []
     for line in tree.splitlines():
-        match = _LINE.match(line)
+        match = _LINE.match(marked_line(line))  # a text line read as `- text: "..."`
         if match is None:
             continue
         depth, rest = len(match.group("indent")), match.group("rest")  # one space a level

@@ -147,5 +147,5 @@ def test_find_element() -> None:
     assert find_element(CONTRACT_EXAMPLE, text="Payment") is None  # frames are context, not elements
     assert find_element(LOGIN_TREE, tag="button", text="Log in") == "button-0"
     assert find_element(LISTINGS_TREE, tag="a", text="New listing") == "a-2"
-    # `- text: "..."` lines are never interactive.
+    # Text lines are never interactive.
     assert find_element(LISTINGS_TREE, text="no listings yet") is None
