@@ -11,6 +11,13 @@ counted per listing and for the login task.
 
     .venv/bin/python benchmarks/batch_throughput.py            # 4 listings per level (1-2 minutes)
     .venv/bin/python benchmarks/batch_throughput.py --full     # the 20 listings of the target
+    .venv/bin/python benchmarks/batch_throughput.py --growth 100   # memory over 100 listings (~5 min)
+
+``--growth N`` runs one batch of N listings at the highest level instead and prints how much the
+memory grew from early in the batch (the median between 10 % and 20 % of its time, once the first
+listings warmed the browser) to its end (the median of the last 10 %): target at most 50 MiB over 100.
+The batch replays (``replay=True``, as a production batch that learned the flow runs): the first
+listing records, the rest replay, so a hundred listings take minutes, not half an hour.
 
 Ends with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
 """
@@ -62,6 +69,7 @@ class MemorySampler:
         self.interval_s = interval_s
         self.peak_mib = 0.0
         self.peak_chromium = 0
+        self.samples: list[tuple[float, float]] = []  # (seconds since the start, MiB)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -69,9 +77,11 @@ class MemorySampler:
         from webtask_core.testing.processes import chromium_processes
 
         me = os.getpid()
+        started = time.perf_counter()
         while not self._stop.is_set():
             total_kb = _pss_kb(me) + sum(_pss_kb(pid) for pid in chromium_processes())
             self.peak_mib = max(self.peak_mib, total_kb / 1024)
+            self.samples.append((time.perf_counter() - started, total_kb / 1024))
             self.peak_chromium = max(self.peak_chromium, len(chromium_processes(main_only=True)))
             self._stop.wait(self.interval_s)
 
@@ -82,6 +92,12 @@ class MemorySampler:
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self._thread.join()
+
+    def between(self, start: float, end: float) -> float:
+        """The median MiB sampled between two fractions of the run's time (0.1, 0.2: its second tenth)."""
+        last = self.samples[-1][0] if self.samples else 0.0
+        inside = sorted(mib for at, mib in self.samples if start * last <= at <= end * last)
+        return inside[len(inside) // 2] if inside else 0.0
 
 
 def _is_task(request: dict) -> bool:
@@ -96,7 +112,7 @@ def _is_task(request: dict) -> bool:
 
 
 async def _run_level(concurrency: int, count: int, shop: object, model: object, manifest: Path,
-                     workdir: Path) -> dict:
+                     workdir: Path, replay: bool = False) -> dict:
     from webtask_core.testing.request_view import task_json
     from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
@@ -111,7 +127,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         state = await batch_listing_upload(
             manifest=str(manifest), site_url=shop.url("/listings"), username="demo",  # type: ignore[attr-defined]
             password_secret="webtask-bench-shop-password", max_concurrency=concurrency,
-            ledger=str(workdir / f"ledger-{concurrency}"), return_state=True,
+            ledger=str(workdir / f"ledger-{concurrency}"), return_state=True, replay=replay,
         )
         seconds = time.perf_counter() - started
     cpu_after = cpu_by_part() or {}
@@ -129,13 +145,14 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         "model_requests_per_listing": round((len(tasks) - login) / max(count, 1), 2),
         "login_requests": login, "readback_requests": readback, "site_logins": logins,
         "peak_pss_mib": round(memory.peak_mib, 1), "peak_browsers": memory.peak_chromium,
+        "early_pss_mib": round(memory.between(0.1, 0.2), 1), "end_pss_mib": round(memory.between(0.9, 1.0), 1),
         # CPU seconds per listing: Chromium's processes, the other child processes (Playwright's
         # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
         "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
     }
 
 
-async def main(count: int, levels: list[int], latency_s: float) -> dict:
+async def main(count: int, levels: list[int], latency_s: float, growth: bool = False) -> dict:
     from prefect.blocks.system import Secret
 
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
@@ -150,7 +167,7 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
         os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = model.base_url, "bench"
         rows = []
         for concurrency in levels:
-            row = await _run_level(concurrency, count, shop, model, manifest, workdir)
+            row = await _run_level(concurrency, count, shop, model, manifest, workdir, replay=growth)
             rows.append(row)
             print(f"max_concurrency={concurrency}: {row['completed']}/{count} listings in {row['seconds']} s "
                   f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
@@ -158,6 +175,13 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
                   f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s",
                   flush=True)
+    if growth:
+        row = rows[-1]
+        grew = round(row["end_pss_mib"] - row["early_pss_mib"], 1)
+        print(f"memory over {count} listings at concurrency {row['concurrency']}: {row['early_pss_mib']} MiB early, "
+              f"{row['end_pss_mib']} MiB at the end: grew {grew} MiB (target <= 50 MiB)")
+        return {"benchmark": "batch_memory_growth", "model_latency_s": latency_s, "levels": rows,
+                "listings": count, "growth_mib": grew, "target_growth_mib": 50}
     first, last = rows[0], rows[-1]
     speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
     extra = last["concurrency"] - first["concurrency"]
@@ -175,9 +199,14 @@ if __name__ == "__main__":
     parser.add_argument("--full", action="store_true", help=f"{FULL_LISTINGS} listings per level")
     parser.add_argument("--levels", default="1,2,4", help="max_concurrency values, comma-separated")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the scripted model takes per call")
+    parser.add_argument("--growth", type=int, default=0, metavar="N",
+                        help="one batch of N listings at the highest level: how much memory grows over it")
     args = parser.parse_args()
     _private_prefect()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    outcome = asyncio.run(main(FULL_LISTINGS if args.full else args.listings,
-                               [int(v) for v in args.levels.split(",")], args.latency))
+    levels = [int(v) for v in args.levels.split(",")]
+    if args.growth:
+        outcome = asyncio.run(main(args.growth, levels[-1:], args.latency, growth=True))
+    else:
+        outcome = asyncio.run(main(FULL_LISTINGS if args.full else args.listings, levels, args.latency))
     print(json.dumps(outcome))
