@@ -11,6 +11,14 @@ counted per listing and for the login task.
 
     .venv/bin/python benchmarks/batch_throughput.py            # 4 listings per level (1-2 minutes)
     .venv/bin/python benchmarks/batch_throughput.py --full     # the 20 listings of the target
+    .venv/bin/python benchmarks/batch_throughput.py --growth 100   # memory over 100 listings (~6-14 min)
+
+``--growth N`` runs one batch of N listings at the highest level instead and prints how much the
+memory grew from early in the batch (the median between 10 % and 20 % of its time, once the first
+listings warmed the browser) to its end while all listings are still in flight (the median between
+80 % and 90 %: in the last tenth the batch drains and its renderers close): target at most 50 MiB over 100.
+The batch replays (``replay=True``, as a production batch that learned the flow runs): the first
+listing records, the rest replay, so a hundred listings take minutes, not half an hour.
 
 Ends with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
 """
@@ -62,6 +70,8 @@ class MemorySampler:
         self.interval_s = interval_s
         self.peak_mib = 0.0
         self.peak_chromium = 0
+        self.samples: list[tuple[float, float]] = []  # (seconds since the start, MiB)
+        self.parts: list[tuple[float, dict[str, float]]] = []  # the same, by part: Python, Chromium's browser, the rest
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -69,9 +79,18 @@ class MemorySampler:
         from webtask_core.testing.processes import chromium_processes
 
         me = os.getpid()
+        started = time.perf_counter()
         while not self._stop.is_set():
-            total_kb = _pss_kb(me) + sum(_pss_kb(pid) for pid in chromium_processes())
+            browsers = chromium_processes(main_only=True)
+            python_kb, chromium = _pss_kb(me), {pid: _pss_kb(pid) for pid in chromium_processes()}
+            total_kb = python_kb + sum(chromium.values())
+            at = time.perf_counter() - started
             self.peak_mib = max(self.peak_mib, total_kb / 1024)
+            self.samples.append((at, total_kb / 1024))
+            browser_kb = sum(kb for pid, kb in chromium.items() if pid in browsers)
+            self.parts.append((at, {"python": python_kb / 1024, "browser": browser_kb / 1024,
+                                    "renderers_and_helpers": (sum(chromium.values()) - browser_kb) / 1024,
+                                    "chromium_processes": float(len(chromium))}))
             self.peak_chromium = max(self.peak_chromium, len(chromium_processes(main_only=True)))
             self._stop.wait(self.interval_s)
 
@@ -82,6 +101,18 @@ class MemorySampler:
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self._thread.join()
+
+    def between(self, start: float, end: float, part: str | None = None) -> float:
+        """The median MiB sampled between two fractions of the run's time (0.1, 0.2: its second tenth),
+        of everything or of one ``part``."""
+        last = self.samples[-1][0] if self.samples else 0.0
+        inside = sorted(mib for at, mib in self.samples if start * last <= at <= end * last) if part is None else \
+            sorted(parts[part] for at, parts in self.parts if start * last <= at <= end * last)
+        return round(inside[len(inside) // 2], 1) if inside else 0.0
+
+    def growth_by_part(self) -> dict[str, float]:
+        return {part: round(self.between(0.8, 0.9, part) - self.between(0.1, 0.2, part), 1)
+                for part in ("python", "browser", "renderers_and_helpers", "chromium_processes")}
 
 
 def _is_task(request: dict) -> bool:
@@ -96,7 +127,7 @@ def _is_task(request: dict) -> bool:
 
 
 async def _run_level(concurrency: int, count: int, shop: object, model: object, manifest: Path,
-                     workdir: Path) -> dict:
+                     workdir: Path, replay: bool = False) -> dict:
     from webtask_core.testing.request_view import task_json
     from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
@@ -111,7 +142,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         state = await batch_listing_upload(
             manifest=str(manifest), site_url=shop.url("/listings"), username="demo",  # type: ignore[attr-defined]
             password_secret="webtask-bench-shop-password", max_concurrency=concurrency,
-            ledger=str(workdir / f"ledger-{concurrency}"), return_state=True,
+            ledger=str(workdir / f"ledger-{concurrency}"), return_state=True, replay=replay,
         )
         seconds = time.perf_counter() - started
     cpu_after = cpu_by_part() or {}
@@ -129,13 +160,15 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         "model_requests_per_listing": round((len(tasks) - login) / max(count, 1), 2),
         "login_requests": login, "readback_requests": readback, "site_logins": logins,
         "peak_pss_mib": round(memory.peak_mib, 1), "peak_browsers": memory.peak_chromium,
+        "early_pss_mib": memory.between(0.1, 0.2), "end_pss_mib": memory.between(0.8, 0.9),
+        "growth_mib_by_part": memory.growth_by_part(), "python_early_mib": memory.between(0.1, 0.2, "python"),
         # CPU seconds per listing: Chromium's processes, the other child processes (Playwright's
         # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
         "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
     }
 
 
-async def main(count: int, levels: list[int], latency_s: float) -> dict:
+async def main(count: int, levels: list[int], latency_s: float, growth: bool = False) -> dict:
     from prefect.blocks.system import Secret
 
     from webtask_core.testing import FakeAnthropicServer, MarketplaceListingPolicy
@@ -150,7 +183,7 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
         os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = model.base_url, "bench"
         rows = []
         for concurrency in levels:
-            row = await _run_level(concurrency, count, shop, model, manifest, workdir)
+            row = await _run_level(concurrency, count, shop, model, manifest, workdir, replay=growth)
             rows.append(row)
             print(f"max_concurrency={concurrency}: {row['completed']}/{count} listings in {row['seconds']} s "
                   f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
@@ -158,6 +191,25 @@ async def main(count: int, levels: list[int], latency_s: float) -> dict:
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
                   f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s",
                   flush=True)
+    if growth:
+        row = rows[-1]
+        # Python's part: what the allocator still holds for freed objects (returned by malloc_trim) or
+        # what is really kept (a leak stays after it). This process also serves the marketplace.
+        import ctypes
+        import gc
+
+        gc.collect()
+        before_trim = _pss_kb(os.getpid()) / 1024
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        row["python_after_batch_mib"] = round(before_trim, 1)
+        row["python_after_trim_mib"] = round(_pss_kb(os.getpid()) / 1024, 1)
+        grew = round(row["end_pss_mib"] - row["early_pss_mib"], 1)
+        print(f"memory over {count} listings at concurrency {row['concurrency']}: {row['early_pss_mib']} MiB early, "
+              f"{row['end_pss_mib']} MiB at the end: grew {grew} MiB (target <= 50 MiB); by part {row['growth_mib_by_part']}; "
+              f"this Python process {row['python_early_mib']} MiB early, {row['python_after_batch_mib']} MiB after the "
+              f"batch, {row['python_after_trim_mib']} MiB once malloc_trim returned what the allocator kept")
+        return {"benchmark": "batch_memory_growth", "model_latency_s": latency_s, "levels": rows,
+                "listings": count, "growth_mib": grew, "target_growth_mib": 50}
     first, last = rows[0], rows[-1]
     speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
     extra = last["concurrency"] - first["concurrency"]
@@ -175,9 +227,14 @@ if __name__ == "__main__":
     parser.add_argument("--full", action="store_true", help=f"{FULL_LISTINGS} listings per level")
     parser.add_argument("--levels", default="1,2,4", help="max_concurrency values, comma-separated")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the scripted model takes per call")
+    parser.add_argument("--growth", type=int, default=0, metavar="N",
+                        help="one batch of N listings at the highest level: how much memory grows over it")
     args = parser.parse_args()
     _private_prefect()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    outcome = asyncio.run(main(FULL_LISTINGS if args.full else args.listings,
-                               [int(v) for v in args.levels.split(",")], args.latency))
+    levels = [int(v) for v in args.levels.split(",")]
+    if args.growth:
+        outcome = asyncio.run(main(args.growth, levels[-1:], args.latency, growth=True))
+    else:
+        outcome = asyncio.run(main(FULL_LISTINGS if args.full else args.listings, levels, args.latency))
     print(json.dumps(outcome))

@@ -11,7 +11,7 @@ import pytest
 from webtask_core.browser.models import ElementInfo, Observation
 from webtask_core.errors import ConfigError, SessionFormatError
 from webtask_core.replay import ReplayScript, ScriptStore, script_key
-from webtask_core.replay.binding import Binding, count_placeholders, template_value
+from webtask_core.replay.binding import Binding, count_placeholders, template_text, template_value
 from webtask_core.replay.commit import capture_commit, is_commit, verify_commit
 from webtask_core.replay.folding import Normaliser, label_words, url_pattern
 from webtask_core.replay.reading import read_page
@@ -92,6 +92,24 @@ def test_counts_follow_this_runs_list_and_its_plural():
     assert render(recorded, {"photos": ["only"]}) == "1 photo ready"
     assert render(recorded, {"photos": ["a", "b", "c"]}) == "3 photos ready"
     assert count_placeholders("Step 12 of 20", PARAMS) == "Step 12 of 20"  # no list has 12 or 20 items
+    # a number is a list's count only where the words beside it name the list
+    one = {"photos": ["front"]}
+    assert count_placeholders("Step 1 of 3", one) == "Step 1 of 3"
+    assert count_placeholders("Photos: 1", one) == "Photos: {{count:photos}}"
+    assert count_placeholders("Listed with 1 photo", one) == "Listed with {{count:photos}} photo"
+
+
+def test_a_shown_number_is_a_count_only_where_its_line_names_the_list():
+    one = {"photos": ["front"], "sku": "BOOT-7"}
+
+    def shown(line: str, previous: str = "") -> str:
+        return template_text(line, Binding(one, label_words(previous, line), strict=False, counts=True, shown=True))
+
+    assert shown("1 photo ready") == "{{count:photos}} photo ready"
+    assert shown("1", previous="Photos") == "{{count:photos}}"
+    # a quantity of 1 beside one uploaded photo stays 1: with two photos it is still 1
+    assert shown("1", previous="Quantity") == "1"
+    assert shown("Page 1 of 4") == "Page 1 of 4"
 
 
 def test_shown_text_matches_this_runs_values_case_and_reformatting_aside():

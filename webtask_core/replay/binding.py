@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webtask_core.replay.folding import names_agree
+from webtask_core.replay.folding import label_words, names_agree
 from webtask_core.replay.numbers import NUMBER, NumberStyle, as_number, readings, weak_number
 from webtask_core.replay.templates import PLACEHOLDER, SLUG, fold, page_values
 
@@ -346,8 +346,11 @@ def _number_matches(text: str, binding: Binding) -> list[tuple[int, int, str]]:
                 written = NumberStyle(None, style.comma, style.group) if shorter else style
                 placeholder = "{{param:" + chosen + "|" + written.spec + "}}"
             break
-        if placeholder is None and token.isdigit() and len(lengths.get(int(token), [])) == 1:
-            placeholder = "{{count:" + lengths[int(token)][0] + "}}"
+        counted = lengths.get(int(token), []) if token.isdigit() else []
+        # A count only where its words name the list ("2 photos", "Photos: 2"): a quantity of 1 is
+        # not the number of photos because one was uploaded, and would read as changed with two.
+        if placeholder is None and len(counted) == 1 and names_agree(counted[0], binding.label):
+            placeholder = "{{count:" + counted[0] + "}}"
         if placeholder is not None:
             found.append((match.start(), match.end(), placeholder))
     return found
@@ -362,9 +365,16 @@ def count_placeholders(text: str, params: Mapping[str, Any]) -> str:
 
     def count(match: re.Match[str]) -> str:
         names = lengths.get(int(match.group(0)), [])
-        return "{{count:" + names[0] + "}}" if len(names) == 1 else match.group(0)
+        # "2 photos", "photos: 2" — not "Step 1 of 3" because one photo was uploaded.
+        beside = _WORD_BEFORE.findall(text[:match.start()])[-1:] + _WORD_AFTER.findall(text[match.end():])[:1]
+        named = len(names) == 1 and names_agree(names[0], label_words(*beside))
+        return "{{count:" + names[0] + "}}" if named else match.group(0)
 
     return re.sub(r"(?<![\w.,])\d+(?![\w.,]\d)", count, text)
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\W{0,2}$")
+_WORD_AFTER = re.compile(r"^\s*([^\W\d_]+)")
 
 
 def report_template(text: str, binding: Binding, *, page_url: str,
