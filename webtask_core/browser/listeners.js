@@ -33,14 +33,32 @@
   let frames = 0;
   Object.defineProperty(window, PENDING, { value: () => timers.size + frames });
   const soon = (delay) => (Number(delay) || 0) <= SOON_MS;
+  // Timeouts due within SHORT_MS of being set (a picker drawing its new month 10 ms after "next
+  // month", a widget closing its menu on a zero-delay timer): the settle after an action waits for
+  // those pending when it looks (stabilise.py), so the next look reads what the action did.
+  const SHORT_MS = 100;
+  const short = new Set();
+  const originalTimeout = window.setTimeout;
+  Object.defineProperty(window, Symbol.for('webtask.shortTimers'), {
+    value: (capMs) => new Promise((done) => {
+      const waiting = new Set(short), end = performance.now() + capMs;
+      const look = () => {
+        for (const id of waiting) if (!short.has(id)) waiting.delete(id);
+        if (!waiting.size || performance.now() >= end) done(waiting.size);
+        else Reflect.apply(originalTimeout, window, [look, 4]);
+      };
+      look();
+    }),
+  });
   window.setTimeout = new Proxy(window.setTimeout, {
     apply(target, thisArg, args) {
       if (typeof args[0] !== 'function' || !soon(args[1])) return Reflect.apply(target, thisArg, args);
       const callback = args[0];
       let id;
-      const run = function (...given) { timers.delete(id); return Reflect.apply(callback, this, given); };
+      const run = function (...given) { timers.delete(id); short.delete(id); return Reflect.apply(callback, this, given); };
       id = Reflect.apply(target, thisArg, [run, ...args.slice(1)]);
       timers.add(id);
+      if ((Number(args[1]) || 0) <= SHORT_MS) short.add(id);
       return id;
     },
   });
@@ -53,7 +71,7 @@
   });
   for (const name of ['clearTimeout', 'clearInterval']) {
     window[name] = new Proxy(window[name], {
-      apply(target, thisArg, args) { timers.delete(args[0]); return Reflect.apply(target, thisArg, args); },
+      apply(target, thisArg, args) { timers.delete(args[0]); short.delete(args[0]); return Reflect.apply(target, thisArg, args); },
     });
   }
   const frameIds = new Set();
