@@ -22,13 +22,14 @@
     new MutationObserver(() => { window[STYLED] = performance.now(); }).observe(
       document, {attributes: true, attributeFilter: ['style', 'class'], subtree: true});
   }, {once: true});
-  // What the page has scheduled to run soon: timeouts due within SOON_MS, intervals that tick at
-  // least that often, animation-frame callbacks. A page with none of them, no animation running and
+  // What the page has scheduled to run soon: timeouts due within SOON_MS, intervals that tick more
+  // often than every POLL_MS, animation-frame callbacks. A page with none of them, no animation running and
   // no request in flight cannot change by itself (a picker opening a moment after the focus, a
   // modal's fade driven by a script), so a replayed action need not wait for it to hold still
   // (motion.py). Only counted: the callbacks run as the page gave them.
   const PENDING = Symbol.for('webtask.pending');
   const SOON_MS = 1500;
+  const POLL_MS = 100;
   const timers = new Set();
   let frames = 0;
   Object.defineProperty(window, PENDING, { value: () => timers.size + frames });
@@ -65,7 +66,9 @@
   window.setInterval = new Proxy(window.setInterval, {
     apply(target, thisArg, args) {
       const id = Reflect.apply(target, thisArg, args);
-      if (soon(args[1])) timers.add(id);  // pending until cleared: a page that polls never holds still
+      // pending until cleared; one that ticks less often than every 100 ms is a poll (an autosave's
+      // check, a clock), not motion: Wagtail's editor checks every 500 ms, which cost 0.15 s a call
+      if ((Number(args[1]) || 0) < POLL_MS) timers.add(id);
       return id;
     },
   });
