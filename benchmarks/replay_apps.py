@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 # the apps' part, and tests/ for what it imports from there (child_processes: servers die with this process)
-sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / "apps"), str(Path(__file__).resolve().parents[1] / "tests")]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "apps"))
 
 from cartridge_case import open_cartridge_case
 from replay_runs import AppCase, ItemRun, run_items
