@@ -14,6 +14,7 @@ still takes nothing refuses the value, which is an :class:`ActionError` naming i
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from playwright.async_api import Page
@@ -24,6 +25,8 @@ from webtask_core.browser.motion import MOTION_MAX_S, settle_motion
 from webtask_core.errors import ActionError
 
 __all__ = ["ItemField", "item_field", "confirm_item_added"]
+
+logger = logging.getLogger(__name__)
 
 # The focused field, its text, how many visible elements show `text` (chips; not the field, not a
 # suggestion list) and whether a suggestion list is open beside it: the field says so (aria-expanded),
@@ -118,4 +121,5 @@ async def confirm_item_added(page: Page, key: str, text: str, before: ItemField 
     if _did_nothing(before, await item_field(page, text), text):
         raise ActionError(f"pressed {key} twice{closed} to add {text!r}: the field still holds it and no item "
                           f"{text!r} was added; the widget does not take this value")
+    logger.info("the first %s added no item %r (%s); pressed again%s", key, text, why, closed)
     return f" (the first {key} added no item: {why}; pressed again{closed})"
