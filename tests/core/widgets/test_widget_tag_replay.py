@@ -27,6 +27,9 @@ from webtask_core.testing import FakeLLM, Reply
 from webtask_core.testing.request_view import task_json
 from webtask_core.worker import WorkerOptions
 
+# Each test records a listing and replays one (about 20 s each on an idle machine).
+pytestmark = pytest.mark.slow
+
 KEY = "suggest-tags-listing"
 
 
