@@ -56,14 +56,15 @@ _ITEM_FIELD = """(text) => {
     });
   const open = field.getAttribute('aria-expanded') === 'true' || lists.length > 0;
   const wanted = fold(text);
+  // the text nodes that say the item, one per element (a chip's label), walked once: no element's whole text is built
   let shown = 0;
-  if (wanted) {
-    for (const el of document.body.querySelectorAll('*')) {
-      if (el === field || el.contains(field) || lists.some((list) => list.contains(el))) continue;
-      if (el.closest('select, option, script, style, template') || fold(el.textContent) !== wanted) continue;
-      if ([...el.children].some((child) => fold(child.textContent) === wanted)) continue;  // the deepest only
-      if (el.getClientRects().length) shown += 1;
-    }
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); wanted && node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!el || node.data.length > wanted.length + 8 || fold(node.data) !== wanted) continue;
+    if (el === field || lists.some((list) => list.contains(el))) continue;
+    if (el.closest('select, option, script, style, template')) continue;
+    if (el.getClientRects().length) shown += 1;
   }
   return {value, shown, open};
 }"""
