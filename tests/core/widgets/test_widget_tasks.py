@@ -134,7 +134,7 @@ class SelectPolicy:
             if widget is None:
                 return give_up(f"no {field} drop-down")
             return act(call("select_option", element_id=widget.id, option=wanted))
-        missing = [name for name in self.wanted if f'"{name}"' not in seen.tree]
+        missing = [name for name in self.wanted if not seen.shows(name)]
         return give_up(f"the page does not show {missing}") if missing else finish("all chosen")
 
 
@@ -262,9 +262,9 @@ def tags_policy(seen: Seen) -> Reply:
     field = seen.find("Tags")
     if field is None:
         return give_up("no Tags field")
-    if '"leather"' in seen.tree and '"boots"' in seen.tree:
+    if seen.shows("leather") and seen.shows("boots"):
         return finish("tagged")
-    word = "boots" if '"leather"' in seen.tree else "leather"
+    word = "boots" if seen.shows("leather") else "leather"
     return act(call("type", element_id=field.id, text=word), call("press_key", key="Enter"))
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from webtask_core import Agent, AgentResult
 from webtask_core.browser import BrowserTab
+from webtask_core.browser.tree_lines import text_lines
 from webtask_core.testing import FakeLLM, Reply, ToolUse
 from webtask_core.testing.request_view import TreeElement, last_tool_results, latest_page, tree_elements
 from webtask_core.worker import WorkerOptions
@@ -23,6 +24,10 @@ class Seen:
         self.tree = latest_page(request)
         self.elements = tree_elements(self.tree)
         self.results = last_tool_results(request)
+
+    def shows(self, words: str) -> bool:
+        """Whether the page shows ``words`` whole: a text line of them, or an element named so."""
+        return words in text_lines(self.tree) or any(element.text == words for element in self.elements)
 
     def failure(self) -> str | None:
         return next((result.text for result in self.results if result.is_error), None)
