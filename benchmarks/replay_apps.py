@@ -31,6 +31,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+# the apps' part, and tests/ for what it imports from there (child_processes: servers die with this process)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "apps"))
 
 from cartridge_case import open_cartridge_case
