@@ -9,7 +9,11 @@ that form, so one reader serves both.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["quote", "text_line", "marked_line", "marked_tree", "text_of", "text_lines"]
+
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
 def quote(text: str) -> str:
@@ -48,7 +52,8 @@ def text_of(line: str) -> str | None:
     if not body.startswith('- text: "') or not body.endswith('"'):
         return None
     inner = body[len('- text: "'):-1]
-    return inner.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\") if "\\" in inner else inner
+    # One pass, as `quote` escaped: a backslash the page showed before an "n" stays a backslash and an "n".
+    return _ESCAPED.sub(lambda match: "\n" if match[1] == "n" else match[1], inner) if "\\" in inner else inner
 
 
 def text_lines(tree: str) -> list[str]:

@@ -19,7 +19,7 @@ def test_plain_words_stay_plain_and_what_could_be_misread_is_quoted():
         assert text_line(text).startswith('"'), text
 
 
-@pytest.mark.parametrize("text", ["Plain words", "-", "1–3 of 3", *AWKWARD])
+@pytest.mark.parametrize("text", ["Plain words", "-", "1–3 of 3", r"C:\new folder", r"a path \n and a quote \"", *AWKWARD])
 def test_every_text_reads_back_as_it_was_in_either_form(text):
     line = "  " + text_line(text)
     assert text_of(line) == text
