@@ -19,7 +19,6 @@ an allowed page does not count as that page.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from webtask_core.errors import ActionError, ConfigError
 from webtask_core.hosts import HostPatterns
 from webtask_core.llm.types import Message, TextBlock, ToolCall, ToolResult
+from webtask_core.redaction import RedactingFilter, redact_exception
 from webtask_core.totp import TotpCodes
 
 __all__ = [
@@ -385,73 +385,12 @@ class SecretValues:
     def redact_exception(self, error: BaseException) -> BaseException:
         """``error`` itself when no secret shows in it or its causes; else a scrubbed copy of the same
         type (same attributes, same traceback), whose cause and context are scrubbed copies too."""
-        if not self or not _chain_shows(self, error, set()):
-            return error
-        return self._redacted_copy(error, {})
-
-    def _redacted_copy(self, error: BaseException, done: dict[int, BaseException]) -> BaseException:
-        if id(error) in done:
-            return done[id(error)]
-        args = tuple(self.scrub(arg) if isinstance(arg, str) else arg for arg in error.args)
-        try:
-            clone = type(error).__new__(type(error))
-            clone.args = args
-            clone.__dict__.update({
-                key: self.scrub_data(value) if isinstance(value, (str, list, tuple, dict)) else value
-                for key, value in vars(error).items()
-            })
-        except (TypeError, AttributeError):  # an exotic exception type: keep the message, lose the type
-            clone = RuntimeError(self.scrub(f"{type(error).__name__}: {error}"))
-        done[id(error)] = clone
-        clone.__traceback__ = error.__traceback__
-        clone.__suppress_context__ = error.__suppress_context__
-        clone.__cause__ = self._redacted_copy(error.__cause__, done) if error.__cause__ is not None else None
-        clone.__context__ = self._redacted_copy(error.__context__, done) if error.__context__ is not None else None
-        notes = getattr(error, "__notes__", None)
-        if notes:
-            clone.__notes__ = [self.scrub(note) for note in notes]
-        return clone
+        return redact_exception(self, error)
 
     # ---- logs ----
 
     def log_filter(self) -> RedactingFilter:
         return RedactingFilter(self)
-
-
-def _chain_shows(secrets: SecretValues, error: BaseException, seen: set[int]) -> bool:
-    if id(error) in seen:
-        return False
-    seen.add(id(error))
-    texts = [str(arg) for arg in error.args] + [str(value) for value in vars(error).values() if isinstance(value, str)]
-    texts += list(getattr(error, "__notes__", None) or [])
-    if any(secrets.contains(text) for text in texts):
-        return True
-    return any(
-        linked is not None and _chain_shows(secrets, linked, seen) for linked in (error.__cause__, error.__context__)
-    )
-
-
-class RedactingFilter(logging.Filter):
-    """A logging filter (put it on a handler) that scrubs secrets from messages and tracebacks."""
-
-    def __init__(self, secrets: SecretValues):
-        super().__init__()
-        self.secrets = secrets
-        self._formatter = logging.Formatter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
-        message = record.getMessage()
-        if self.secrets.contains(message):
-            record.msg, record.args = self.secrets.scrub(message), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self._formatter.formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self.secrets.scrub(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self.secrets.scrub(record.stack_info)
-        return True
 
 
 def _unpack(name: str, raw: object) -> tuple[str, tuple[str, ...], bool]:
