@@ -394,6 +394,9 @@ class _CallWatch:
             element_id = call.input.get("element_id")
             element = observation.elements.get(element_id) if isinstance(element_id, str) else None
             if is_commit(call.name, call.input, element):
+                # An Enter that adds a typed list item submits nothing: no need to let an autosave finish first.
+                if self._item_of(call) is None and (waited := await tab.wait_for_own_saves(blur=call.name == "click")):
+                    logger.info("before %s: %s", describe_call(call.name, call.input), waited)
                 self.commits.append(call.id)
                 # A replayed submit is the replayer's to report (it hands over); the model's own is told here.
                 if self.committed is None and not call.id.startswith("replay_"):

@@ -51,14 +51,34 @@
       look();
     }),
   });
+  // When each pending soon timeout is due: before a submit, the page's own work about to start (a
+  // debounced autosave 500 ms after the last change) runs first (own_saves.py).
+  const dueAt = new Map();
+  Object.defineProperty(window, Symbol.for('webtask.timersDue'), {
+    value: (withinMs, capMs) => new Promise((done) => {
+      const start = performance.now(), end = start + capMs;
+      const waiting = new Set([...dueAt].filter(([, at]) => at <= start + withinMs).map(([id]) => id));
+      const total = waiting.size;
+      const look = () => {
+        for (const id of waiting) if (!dueAt.has(id)) waiting.delete(id);
+        if (!waiting.size || performance.now() >= end) done({ran: total - waiting.size, left: waiting.size});
+        else Reflect.apply(originalTimeout, window, [look, 10]);
+      };
+      look();
+    }),
+  });
   window.setTimeout = new Proxy(window.setTimeout, {
     apply(target, thisArg, args) {
       if (typeof args[0] !== 'function' || !soon(args[1])) return Reflect.apply(target, thisArg, args);
       const callback = args[0];
       let id;
-      const run = function (...given) { timers.delete(id); short.delete(id); return Reflect.apply(callback, this, given); };
+      const run = function (...given) {
+        timers.delete(id); short.delete(id); dueAt.delete(id);
+        return Reflect.apply(callback, this, given);
+      };
       id = Reflect.apply(target, thisArg, [run, ...args.slice(1)]);
       timers.add(id);
+      dueAt.set(id, performance.now() + (Number(args[1]) || 0));
       if ((Number(args[1]) || 0) <= SHORT_MS) short.add(id);
       return id;
     },
@@ -74,7 +94,10 @@
   });
   for (const name of ['clearTimeout', 'clearInterval']) {
     window[name] = new Proxy(window[name], {
-      apply(target, thisArg, args) { timers.delete(args[0]); short.delete(args[0]); return Reflect.apply(target, thisArg, args); },
+      apply(target, thisArg, args) {
+        timers.delete(args[0]); short.delete(args[0]); dueAt.delete(args[0]);
+        return Reflect.apply(target, thisArg, args);
+      },
     });
   }
   const frameIds = new Set();

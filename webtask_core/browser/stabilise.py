@@ -105,6 +105,10 @@ class NetworkTracker:
     def inflight(self) -> int:
         return len(self._inflight)
 
+    @property
+    def requests_in_flight(self) -> tuple[Request, ...]:
+        return tuple(self._inflight)
+
     def busy_since(self, moment: float) -> bool:
         """True if a request is in flight, or one started at or after `moment` (time.monotonic())."""
         return bool(self._inflight) or self.last_started >= moment
