@@ -82,9 +82,7 @@ async def _recorded(tab: BrowserTab, url: str, tmp_path: Path) -> tuple[ScriptSt
 
 @pytest.mark.parametrize(("page", "tags"), [
     ("suggest-tags.html", ["sandals", "summer", "suede"]),  # each one suggested as it is typed (tag-it)
-    # Tagify's suggest page is left out until issue 25's next class is fixed: after replayed tags its
-    # suggestion drop-down stays open before Save (the recording's did not open) and replay hands over
-    # ("5 controls the recording did not"); and typing two tags in one turn live made "leatherboots" at times.
+    ("suggest-tagify.html", ["sandals", "summer", "suede"]),  # Tagify: its list shown from the first letter
 ])
 async def test_tags_replayed_beside_suggestion_lists_on_timers_are_each_added_once(
         browser_session, widget_site, tmp_path, page, tags):
