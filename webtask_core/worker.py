@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from webtask_core.conversation import echoable_calls
 from webtask_core.errors import ActionError, ConfigError
-from webtask_core.history import ActionRecord, StuckThresholds, page_key
+from webtask_core.history import StuckThresholds, page_key
 from webtask_core.human import HumanHandler
 from webtask_core.images import shrink_jpeg
-from webtask_core.llm.types import LLM, Block, Message, ModelReply, TextBlock, ToolCall, ToolResult, Usage
+from webtask_core.llm.types import LLM, ModelReply, ToolCall, Usage
 from webtask_core.progress import Phase, Progress, ProgressCallback, describe_call
 from webtask_core.prompt_set import PromptSet
-from webtask_core.record import Step, StepTimings, TaskRecord, ToolCallRecord, WorkerStatus
+from webtask_core.record import Step, TaskRecord, ToolCallRecord, WorkerStatus
 from webtask_core.resources import ResourceSet
 from webtask_core.secrets import SecretValue, SecretValues
+from webtask_core.step_outcome import action_records, elapsed_ms, reply_messages, step_timings
 from webtask_core.task_context import TaskContext, TaskSnapshot
-from webtask_core.tools import CallOutcome, OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
+from webtask_core.tools import OutputSchema, OutputSpec, StepState, ToolContext, UserTools, user_tools
 from webtask_core.tools.uncover import retry_uncovered
 
 if TYPE_CHECKING:
@@ -47,6 +47,9 @@ class Watcher(Protocol):
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         """Called just before ``call`` runs (``first``: no call of this step ran before it)."""
 
+    async def after_call(self, call: ToolCall, message: str, tab: BrowserTab) -> str:
+        """Called once ``call`` ran, with its message; returns it (an ActionError fails the call)."""
+
 
 class Director(Protocol):
     """Decides a step instead of the model when it can (replay: webtask_core.replay.Replayer)."""
@@ -62,7 +65,6 @@ class Director(Protocol):
         still building looks like another page)."""
 
 
-NO_TOOL_CALL = "(no tool call)"
 # How long a director's second look waits for the page to settle (a widget still building).
 ANOTHER_LOOK_WAIT_S = 2.0
 # What typing a person's secret answer says after the run was suspended and resumed (Worker.resume).
@@ -214,7 +216,7 @@ class Worker:
             step = Step(
                 index=index, url=observation.url, title=observation.title, warnings=warnings,
                 error=stop, screenshot=await thumbnail,
-                timings=_timings(started, observed, observed, observed, observed),
+                timings=step_timings(started, observed, observed, observed, observed),
             )
             state = StepState(status=WorkerStatus.aborted, feedback=stop)
             ctx.commit(step, history=history, collapsed_page=collapsed, assistant=None,
@@ -252,31 +254,35 @@ class Worker:
         def acting(call: ToolCall) -> None:
             self.report(ctx, Phase.acting, describe_call(call.name, call.input), answered=reply.usage)
 
-        before_call = None
+        before_call = after_call = None
         if watcher is not None:
             async def before_call(call: ToolCall, first: bool) -> None:
                 await watcher.before_call(call, observation, first, tab)
 
+            async def after_call(call: ToolCall, message: str) -> str:
+                return await watcher.after_call(call, message, tab)
+
         try:
             outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting,
-                                                 before_call=before_call)
+                                                 before_call=before_call, after_call=after_call)
             if scripted is not None:  # a replayed click the page covered: closed and clicked again, as a model would
                 outcomes = await retry_uncovered(ctx.tools, reply.tool_calls, outcomes, tool_ctx,
-                                                 page_url=observation.url, on_call=acting, before_call=before_call)
+                                                 page_url=observation.url, on_call=acting, before_call=before_call,
+                                                 after_call=after_call)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
             thumbnail.cancel()
             raise
         acted = time.perf_counter()
 
-        records = _action_records(index, outcomes, reply, observation.url)
+        records = action_records(index, outcomes, reply, observation.url)
         history = history.with_actions(records)
         if state.status is None:
             stop = history.hard_stop_reason()
             if stop is not None:
                 state.status, state.feedback = WorkerStatus.aborted, stop
         used_ids = {block.id for message in ctx.pairs for block in message.content if isinstance(block, ToolCall)}
-        assistant, next_user_blocks, error = self._reply_messages(reply, outcomes, used_ids)
+        assistant, next_user_blocks, error = reply_messages(reply, outcomes, used_ids, self._notes)
         step = Step(
             index=index,
             url=observation.url,
@@ -293,12 +299,12 @@ class Worker:
             warnings=warnings,
             error=error,
             screenshot=await thumbnail,
-            timings=_timings(started, observed, asked, modelled, acted),
+            timings=step_timings(started, observed, asked, modelled, acted),
             replayed=scripted is not None,
         )
         ctx.commit(step, history=history, collapsed_page=collapsed, assistant=assistant,
                    next_user_blocks=next_user_blocks, state=state)
-        step.timings.total_ms = _ms(started, time.perf_counter())
+        step.timings.total_ms = elapsed_ms(started, time.perf_counter())
         return step
 
     async def page_for_person(self, ctx: TaskContext) -> tuple[str, str, str | None]:
@@ -416,63 +422,3 @@ class Worker:
             future.set_result(None)
             return future
         return asyncio.ensure_future(asyncio.to_thread(shrink_jpeg, shot, self.options.thumbnail_width))
-
-    def _reply_messages(
-        self, reply: ModelReply, outcomes: list[CallOutcome], used_ids: set[str]
-    ) -> tuple[Message, list[Block], str | None]:
-        """The assistant message to keep, the next user message's leading blocks, a step error."""
-        # Reasoning (e.g. signed thinking) goes first and unmodified, as thinking models require.
-        content: list[Block] = list(reply.reasoning)
-        if reply.text.strip():
-            content.append(TextBlock(text=reply.text))
-        # Ids, names and sizes the API accepts when the conversation is sent again (see conversation.py).
-        echoed = echoable_calls(reply.tool_calls, used=used_ids)
-        content.extend(echoed)
-        if not reply.tool_calls:
-            if reply.text.strip():
-                note, error = self._notes["tool_call_required"], "the reply called no tool"
-            else:
-                content.append(TextBlock(text="(empty reply)"))
-                note, error = self._notes["empty_reply"], "the reply was empty"
-            return Message(role="assistant", content=content), [TextBlock(text=note)], error
-        results: list[Block] = [
-            ToolResult(
-                tool_call_id=call.id,
-                content=[TextBlock(text=outcome.message or ("done" if outcome.ok else "failed"))],
-                is_error=not outcome.ok,
-            )
-            for call, outcome in zip(echoed, outcomes, strict=True)
-        ]
-        return Message(role="assistant", content=content), results, None
-
-
-def _action_records(
-    index: int, outcomes: list[CallOutcome], reply: ModelReply, url: str
-) -> list[ActionRecord]:
-    now = time.time()
-    if not outcomes:
-        message = "the reply called no tool" if reply.text.strip() else "the reply was empty"
-        return [ActionRecord(step=index, tool=NO_TOOL_CALL, ok=False, message=message, url=url, at=now)]
-    return [
-        ActionRecord(
-            step=index, tool=outcome.call.name, params=outcome.call.input, ok=outcome.ok,
-            message=outcome.message, url=outcome.url, at=now, skipped=outcome.skipped,
-        )
-        for outcome in outcomes
-    ]
-
-
-def _ms(start: float, end: float) -> float:
-    return round((end - start) * 1000.0, 2)
-
-
-def _timings(
-    started: float, observed: float, asked: float, modelled: float, acted: float
-) -> StepTimings:
-    return StepTimings(
-        observe_ms=_ms(started, observed),
-        model_ms=_ms(asked, modelled),
-        act_ms=_ms(modelled, acted),
-        total_ms=_ms(started, time.perf_counter()),
-    )
-

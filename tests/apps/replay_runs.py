@@ -10,12 +10,16 @@ page it was given on). `describe_runs` is the failure report the replay engineer
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Request
 
 from webtask_core import Agent, AgentResult
 from webtask_core.browser import Browser
@@ -67,6 +71,9 @@ class ItemRun:
     asked: list[tuple[str, str | None]] = field(default_factory=list)
     # Every URL the item's tab (and the popups it opened) requested: whether the app reaches for the internet.
     requests: list[str] = field(default_factory=list)
+    # Every form the item's tab sent (not GET), with the submit button's name it carried
+    # ("POST /admin/pages/5/edit/ action-publish"): which action a run took, when what it stored is wrong.
+    submits: list[str] = field(default_factory=list)
     # The element tree of the model's last call: what it saw when it gave up, for the failure report.
     last_page: str = ""
     # Of model_calls, those of the read-back (issue 26) after the task: a page unlike the ones its
@@ -85,7 +92,7 @@ class ItemRun:
     def notes(self) -> list[tuple[str, str]]:
         return [(url, note) for url, note in self.asked if note is not None]
 
-    def describe(self) -> str:
+    def describe(self, stored_wrong: bool = False) -> str:
         lines = [f"{self.label}: {self.result.status.value}, replay={self.result.replay}, "
                  f"replayed_steps={self.result.replayed_steps}, model calls={self.model_calls} "
                  f"({self.readback_calls} of them the read-back's), "
@@ -95,6 +102,8 @@ class ItemRun:
         if self.result.readback is not None:
             readback = self.result.readback
             lines.append(f"  - read back {readback.status} ({readback.method}, {readback.url}): {readback.summary()}")
+        if stored_wrong or self.result.status.value != "completed":
+            lines += [f"  - sent: {submit}" for submit in self.submits]
         if self.result.status.value != "completed":
             lines.append(f"  - feedback: {self.result.feedback}")
             if self.last_page:
@@ -126,9 +135,11 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         started = time.perf_counter()
         tab = await browser.new_tab()
         requested: list[str] = []
+        submits: list[str] = []
         try:
             assert tab.page is not None  # a new tab has its first page
             tab.page.context.on("request", lambda request, seen=requested: seen.append(request.url))
+            tab.page.context.on("request", lambda request, sent=submits: _note_submit(request, sent))
             agent = Agent(llm, browser=tab, options=case.options)
             replay = Replay(key=case.script_key, params=data, store=store, identifying=case.identifying)
             readback = case.readback(data) if case.readback is not None else None
@@ -142,9 +153,24 @@ async def run_items(case: AppCase, llm: FakeLLM, browser: Browser, store: Script
         runs.append(ItemRun(data=data, resources=resources, result=result, model_calls=len(requests),
                             revision=script.revision if script is not None else 0, seconds=seconds,
                             asked=[(latest_url(request), handover_note(request)) for request in requests],
-                            requests=requested, last_page=_last_page(requests),
+                            requests=requested, submits=submits, last_page=_last_page(requests),
                             readback_calls=sum(1 for request in requests if is_read_back(request))))
     return runs
+
+
+# A submit button's name in a sent form: urlencoded ("action-publish=") or multipart (name="action-publish").
+_ACTION_FIELD = re.compile(r'(?:^|&|name=")(action[-_][\w-]+|_save\w*|_continue|_addanother|publish\w*)')
+
+
+def _note_submit(request: Request, sent: list[str]) -> None:
+    if request.method == "GET" or request.resource_type not in ("document", "xhr", "fetch"):
+        return
+    try:
+        body = request.post_data or ""
+    except (UnicodeDecodeError, ValueError):  # a file upload's bytes
+        body = (request.post_data_buffer or b"").decode("latin-1")
+    actions = sorted(set(_ACTION_FIELD.findall(body)))
+    sent.append(f"{request.method} {urlsplit(request.url).path} {' '.join(actions)}".rstrip())
 
 
 def readback_problems(runs: Sequence[ItemRun], stored_wrong: Sequence[str]) -> list[str]:
@@ -172,7 +198,8 @@ def _last_page(requests: Sequence[dict[str, Any]]) -> str:
 
 def describe_runs(runs: Sequence[ItemRun], problems: Sequence[str] = ()) -> str:
     """Per item its outcome and handovers, then what was stored wrong."""
-    text = "\n".join(run.describe() for run in runs)
+    wrong = {problem.split(":")[0] for problem in problems}
+    text = "\n".join(run.describe(stored_wrong=run.label in wrong) for run in runs)
     if problems:
         text += "\nstored wrong:\n" + "\n".join(f"  - {problem}" for problem in problems)
     return text

@@ -21,6 +21,7 @@ from webtask_core.browser.failures import first_line, is_closed_error, translate
 from webtask_core.browser.focus import document_url, focused_frame
 from webtask_core.browser.models import BrowserConfig, Observation
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
+from webtask_core.browser.own_saves import wait_for_own_saves
 from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
@@ -365,6 +366,15 @@ class BrowserTab:
             await page.bring_to_front()
             title = await page.title()
         return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
+
+    async def wait_for_own_saves(self, *, blur: bool = False) -> str:
+        """Before a submit: until the page's own saves about to start or in flight (a debounced
+        autosave) have run and been answered, bounded (own_saves.py); ``blur``: leave the focused
+        field first, as the click will. Says what it waited for."""
+        page = self.page
+        if page is None or page.is_closed():
+            return ""
+        return await wait_for_own_saves(page, self._network, blur=blur)
 
     async def wait_for_change(self, timeout_s: float) -> str:
         """Until the page changes and then settles (a page still building), bounded by ``timeout_s``."""

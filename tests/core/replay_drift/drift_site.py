@@ -116,6 +116,10 @@ class Variant:
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")
     slow_submit_s: float = 0.0  # the Submit's answer comes this late (the listing is stored first)
+    # The form saves itself 500 ms after the last change: a POST that saves a draft the first time and
+    # hands its id back for the form's next save (Wagtail's page editor does), and Continue answers in 1 s.
+    # A Continue sent before the first autosave was answered saves the listing a second time as a draft.
+    autosave_posts: bool = False
     # What the site changes in what was typed when it publishes (the confirm page still shows what was
     # typed; only the listing's own page shows what was stored): "vat" adds 19 % to the price (the
     # form says prices now exclude VAT), "quantity_cap" stores at most 5, "title_cut" keeps the title's
@@ -139,6 +143,19 @@ _STYLE = """<style>body{font-family:sans-serif;margin:24px;max-width:760px}.row{
 table{border-collapse:collapse}td{padding:4px 10px}</style>"""
 
 
+# The form's autosave (Variant.autosave_posts): 500 ms after the last change, the whole form, as
+# Wagtail's page editor saves itself; the answer is the draft's id, sent with every later save.
+_AUTOSAVE_POSTS = """<input type='hidden' name='draft_id' value=''><script>(() => {
+  const form = document.currentScript.closest('form');
+  let timer = null;
+  const save = () => { clearTimeout(timer); timer = setTimeout(() => {
+    fetch('/listings/autosave', {method: 'POST', body: new URLSearchParams(new FormData(form))})
+      .then((answer) => answer.text()).then((id) => { form.elements.draft_id.value = id; });
+  }, 500); };
+  form.addEventListener('input', save, true); form.addEventListener('change', save, true);
+})();</script>"""
+
+
 def _page(title: str, body: str, head: str = "") -> str:
     head = f"<meta charset='utf-8'><title>{html.escape(title)}</title>{_STYLE}{head}"
     return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
@@ -160,6 +177,9 @@ class DriftSite:
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.requests: list[tuple[str, str]] = []
         self._drafts: dict[int, dict[str, Any]] = {}
+        # Drafts the form's autosave saved and no Continue named yet, with their event ("autosave"): one
+        # left at the end is a second copy of a listing.
+        self._autosaved: dict[int, tuple[str, dict[str, Any]]] = {}
         self._listings: dict[int, dict[str, Any]] = {}
         self._sessions: set[str] = set()
         self._ids = itertools.count(101)
@@ -229,6 +249,8 @@ class DriftSite:
         status, page, headers = answer
         if path == "/listings/submit" and self.hold_answer is not None and not self.hold_answer.is_set():
             self.hold_answer.wait(10)
+        if path == "/listings/new" and method == "POST" and self.variant.autosave_posts:
+            time.sleep(1.0)  # a slow save: the form page stays while its answer comes
         if path == "/listings/submit" and method == "POST" and self.variant.slow_submit_s:
             time.sleep(self.variant.slow_submit_s)  # stored already; the answer comes late
         data = page.encode()
@@ -262,6 +284,8 @@ class DriftSite:
             if method == "POST":
                 return self._save_form(form)
             return 200, self._new_page(), {}
+        if path == "/listings/autosave" and method == "POST" and self.variant.autosave_posts:
+            return 200, str(self._autosave(form)), {}
         if path == "/listings/new/form":
             return 200, self._form_page({}, ""), {}
         if path == "/listings/submit" and method == "POST":
@@ -377,11 +401,23 @@ class DriftSite:
         widgets = widget_rows(variant, values, variant.name_of("description"))
         body = (f"<h1>New listing</h1>{recent_edits(variant, self._listings)}{search}{note}{errors}"
                 f"<form method='post' action='/listings/new'{target}>{''.join(rows)}{widgets}"
-                f"<button type='submit'>Continue</button></form>")
+                f"{_AUTOSAVE_POSTS if variant.autosave_posts else ''}<button type='submit'>Continue</button></form>")
         return _page("New listing", body, widget_head(variant))
+
+    def _autosave(self, form: dict[str, str]) -> int:
+        """The form's own save: the draft it saved before (its id in the form), else a new one."""
+        draft = int(form["draft_id"]) if form.get("draft_id", "").isdigit() else -1
+        if draft not in self._autosaved:
+            draft = next(self._ids)
+            self._autosaved[draft] = ("autosave", {"title": form.get(self.variant.name_of("title"), "")})
+            self.events.append(self._autosaved[draft])
+        return draft
 
     def _save_form(self, form: dict[str, str]) -> tuple[int, str, dict[str, str]]:
         variant = self.variant
+        if form.get("draft_id", "").isdigit() and int(form["draft_id"]) in self._autosaved:
+            saved = self._autosaved.pop(int(form["draft_id"]))  # the autosaved draft is this listing's
+            self.events[:] = [event for event in self.events if event is not saved]
         values: dict[str, Any] = {}
         problems = []
         for meaning in MEANINGS:
