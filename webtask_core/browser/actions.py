@@ -192,7 +192,7 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
     click would).
 
     What Playwright's click would check first (visible, enabled, scrolled into view, not covered,
-    not moving) the probe has checked, so this costs a few round trips instead of Playwright's
+    not moving) the probe has checked, so this costs four round trips instead of Playwright's
     script injection into every new document, stability frames and hit-target interception."""
     page = target.frame.page
     deadline = time.monotonic() + timeout_s
@@ -208,8 +208,9 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
         if time.monotonic() > deadline:
             raise ActionError(f"{target.element_id} keeps moving (an animation?); wait for it to stop, then click")
         current = again
-    await page.mouse.down()
-    await page.mouse.up()
+    # Press and release in one round trip: Playwright's click moves to where the mouse already is
+    # (a no-op for the page) and sends the press and the release back to back, as its own clicks do.
+    await page.mouse.click(x, y)
     target.navigating = await _navigation_started(page)
 
 
