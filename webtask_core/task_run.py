@@ -385,7 +385,7 @@ class _CallWatch:
 
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         if call.id.startswith("replay_") and not first and tab.page is not None:
-            await settle_motion(tab.page)  # the last call may have opened a picker, a modal may still fade
+            tab.hold_still_first()  # the last call may have opened a picker, a modal may still fade
         self.started.append(call.id)
         if isinstance(call.input, dict):
             element_id = call.input.get("element_id")

@@ -9,11 +9,10 @@ the session's job.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -21,8 +20,9 @@ from playwright.async_api import Frame, Locator, Page, Position
 
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
+from webtask_core.browser.motion import STILL_ARGS, settle_motion, still_first
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script, marked
-from webtask_core.errors import ActionError, ConfigError
+from webtask_core.errors import ActionError
 
 __all__ = [
     "ELEMENT_ID",
@@ -36,8 +36,6 @@ __all__ = [
     "set_checked",
     "press_on",
     "scroll_element",
-    "set_files",
-    "checked_files",
     "quote_for_model",
 ]
 
@@ -144,16 +142,22 @@ class Target:
 
 
 async def probe(
-    frame: Frame, element_id: str, *, scroll: bool, next_frame: bool = False, watch_navigation: bool = False
+    frame: Frame, element_id: str, *, scroll: bool, next_frame: bool = False, watch_navigation: bool = False,
+    hold_still: bool = False,
 ) -> Target:
     """Find `element_id` by its mark in `frame`; ActionError if the page no longer has it.
     With `next_frame`, measure on the next frame when something on the page is animating; with
-    `watch_navigation`, note the next navigation the document starts (see _navigation_started)."""
+    `watch_navigation`, note the next navigation the document starts (see _navigation_started); with
+    `hold_still`, first wait until the page holds still (settle_motion), in `frame` in the same round trip."""
     options = {
         "mark": MARK_ATTRIBUTE, "id": element_id, "scroll": scroll, "nextFrame": next_frame,
         "watchNavigation": watch_navigation,
     }
-    info = await frame.evaluate(load_script("probe.js"), options)
+    if hold_still:
+        probed = frame.evaluate(still_first(load_script("probe.js")), [STILL_ARGS, options])
+        info, _ = await asyncio.gather(probed, settle_motion(frame.page, besides=frame))
+    else:
+        info = await frame.evaluate(load_script("probe.js"), options)
     if not info["found"]:
         raise ActionError(
             f"{element_id} is stale: the page changed since it was observed and the element is gone; "
@@ -208,8 +212,8 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
         if time.monotonic() > deadline:
             raise ActionError(f"{target.element_id} keeps moving (an animation?); wait for it to stop, then click")
         current = again
-    # Press and release in one round trip: Playwright's click moves to where the mouse already is
-    # (a no-op for the page) and sends the press and the release back to back, as its own clicks do.
+    # Press and release in one round trip: Playwright's click moves to where the mouse already is (at
+    # most one more mousemove on the same point) and sends the press and the release back to back.
     await page.mouse.click(x, y)
     target.navigating = await _navigation_started(page)
 
@@ -425,27 +429,3 @@ async def scroll_element(target: Target, direction: str, amount: float) -> str:
     if abs(after - before) < 1:
         return f"{what} is already scrolled to the {'bottom' if sign > 0 else 'top'}; nothing moved (it shows {shows})"
     return f"scrolled {what} {direction} {amount:g} of its heights; it now shows {shows} of its content"
-
-
-def checked_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The paths as files; ConfigError when none is given or one is not a file."""
-    if not paths:
-        raise ConfigError("paths", "give at least one file to upload")
-    files = [Path(path) for path in paths]
-    for file in files:
-        if not file.is_file():
-            raise ConfigError("paths", f"{file} does not exist or is not a file")
-    return files
-
-
-async def set_files(target: Target, paths: Sequence[str | Path], timeout_s: float) -> str:
-    files = checked_files(paths)
-    if target.info["type"] != "file":
-        raise ActionError(f"{target.element_id} is not a file input; upload needs an element with type=\"file\"")
-    target.require_enabled()
-    if len(files) > 1 and not target.info["multiple"]:
-        raise ActionError(f"{target.element_id} accepts a single file, but {len(files)} were given")
-    await target.locator.set_input_files(files, timeout=_ms(timeout_s))
-    names = ", ".join(file.name for file in files)
-    count = f"{len(files)} files" if len(files) > 1 else "1 file"
-    return f"attached {count} to {target.element_id}: {names}"
