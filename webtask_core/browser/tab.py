@@ -93,7 +93,8 @@ class BrowserTab:
 
     def hold_still_first(self) -> None:
         """The next action waits until the page holds still (``motion.settle_motion``) before it acts;
-        one on an element does so in its probe's round trip. A look at the page before any action does."""
+        one on an element does so in its probe's round trip. A look at the page before any action
+        does so in its pass's round trip."""
         self._runner.hold_still = True
 
     async def observe(self, *, stamp: bool = True) -> Observation:
@@ -103,12 +104,13 @@ class BrowserTab:
         resolving them); its own ids are for reading only, never for acting."""
         self._require_alive()
         page = await self._tabs.ensure_active()
-        await self._runner.take_hold_still(page)
+        hold_still, self._runner.hold_still = self._runner.hold_still, False
         limit = self._config.action_timeout_s + GRACE_S
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared),
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared,
+                                  hold_still=hold_still and attempt == 0),
                     timeout=limit,
                 )
                 break
