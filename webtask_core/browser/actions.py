@@ -13,6 +13,7 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -81,6 +82,14 @@ _SET_VALUE = """(el, value) => {
 }"""
 
 
+@cache
+def _on_marked(script: str) -> str:
+    """``script`` run on the element stamped with an id (found as mark_engine.js finds it)."""
+    return ("([mark, id, argument]) => { const el = (window[Symbol.for('webtask.marks')] || []).find("
+            f"(one) => one.isConnected && one.getAttribute(mark) === id); return el ? [true, ({script})(el, argument)] "
+            ": [false, null]; }")
+
+
 def quote_for_model(text: str, limit: int = 60) -> str:
     shown = text if len(text) <= limit else text[: limit - 1] + "…"
     return '"' + shown.replace('"', '\\"') + '"'
@@ -100,6 +109,14 @@ class Target:
     @property
     def locator(self) -> Locator:
         return self.frame.locator(marked(self.element_id)).first
+
+    async def evaluate(self, script: str, argument: Any = None) -> Any:
+        """``script`` (a function of the element and ``argument``) run on the element in one round trip;
+        a locator's evaluate takes three (find a handle, evaluate on it, release it)."""
+        found, value = await self.frame.evaluate(_on_marked(script), [MARK_ATTRIBUTE, self.element_id, argument])
+        if not found:
+            raise ActionError(f"{self.element_id} is stale: the page changed since it was observed and the element is gone")
+        return value
 
     @property
     def position(self) -> Position | None:
@@ -260,7 +277,7 @@ async def fill(target: Target, text: str, timeout_s: float) -> str:
     target.require_visible()
     if target.info["type"] in ("range", "color"):
         # Playwright cannot type into these; set the value the way a widget would and fire events.
-        value = await target.locator.evaluate(_SET_VALUE, text)
+        value = await target.evaluate(_SET_VALUE, text)
         return f"set {target.element_id} to {quote_for_model(str(value))}"
     await target.locator.fill(text, timeout=_ms(timeout_s))
     return f"filled {target.element_id} with {_shown_text(target, text)}"
@@ -274,7 +291,7 @@ CONCEAL = "e => { if (e && e.style) e.style.setProperty('-webkit-text-security',
 
 
 async def conceal(target: Target, timeout_s: float) -> None:
-    await target.locator.evaluate(CONCEAL, timeout=_ms(timeout_s))
+    await target.evaluate(CONCEAL)
 
 
 # The focused field, in the frame that has the focus: drawn as dots when asked; whether it is a password field.
@@ -356,9 +373,9 @@ async def select_option(target: Target, wanted: list[str], timeout_s: float) -> 
         matches.append(match)
     values = [value for _, value, _ in matches]
     if target.info["multiple"]:
-        values = [value for value in await target.locator.evaluate(_SELECTED) if value not in values] + values
+        values = [value for value in await target.evaluate(_SELECTED) if value not in values] + values
     await target.locator.select_option(value=values, timeout=_ms(timeout_s))
-    held = await target.locator.evaluate(_SELECTED)
+    held = await target.evaluate(_SELECTED)
     labels = {value: label for label, value, _ in options}
     lost = [label for label, value, _ in matches if value not in held]
     if lost:
@@ -418,7 +435,7 @@ async def scroll_element(target: Target, direction: str, amount: float) -> str:
     target.require_rendered()
     sign = 1 if direction == "down" else -1
     element_id = target.element_id
-    moved = await target.locator.evaluate(_SCROLL_ELEMENT, [sign * amount, MARK_ATTRIBUTE])
+    moved = await target.evaluate(_SCROLL_ELEMENT, [sign * amount, MARK_ATTRIBUTE])
     if moved is None:
         raise ActionError(
             f"{element_id} does not scroll, nor does any box around it; leave out element_id to scroll the page"
