@@ -49,6 +49,7 @@ class RoundTrips:
         self.by_method: Counter[str] = Counter()
         self.by_caller: Counter[str] = Counter()
         self.one_way = 0
+        self.events: Counter[str] = Counter()  # messages the driver sent on its own: events, objects made
 
     @property
     def total(self) -> int:
@@ -57,6 +58,7 @@ class RoundTrips:
     def reset(self) -> None:
         self.by_method.clear()
         self.by_caller.clear()
+        self.events.clear()
         self.one_way = 0
 
     @contextmanager
@@ -72,11 +74,26 @@ class RoundTrips:
                 counter.by_caller[_asker()] += 1
             return original(connection, owner, method, params, options)
 
+        dispatch = Connection.dispatch
+
+        def received(connection: Connection, message: dict[str, Any]) -> None:
+            if not message.get("id"):
+                method = message.get("method") or "?"
+                if method == "__create__":
+                    method += ":" + str((message.get("params") or {}).get("type"))
+                else:
+                    owner = connection._objects.get(message.get("guid") or "")
+                    method = f"{getattr(owner, '_type', '?')}.{method}"
+                counter.events[method] += 1
+            dispatch(connection, message)
+
         Connection.send_message_to_server = counted  # type: ignore[method-assign]
+        Connection.dispatch = received  # type: ignore[method-assign]
         try:
             yield self
         finally:
             Connection.send_message_to_server = original  # type: ignore[method-assign]
+            Connection.dispatch = dispatch  # type: ignore[method-assign]
 
 
 # The asker of each task's messages when the task's own stack holds none of ours: a coroutine of
@@ -128,14 +145,14 @@ async def run(listings: int, top: int) -> dict[str, Any]:
                         key=script_key("listing-task", "demo-marketplace"), params=data, store=store,
                         identifying=("sku", "title"))))
                 replayed = RoundTrips()
-                replayed.by_method, replayed.by_caller, replayed.one_way = (
-                    Counter(counter.by_method), Counter(counter.by_caller), counter.one_way)
+                replayed.by_method, replayed.by_caller, replayed.one_way, replayed.events = (
+                    Counter(counter.by_method), Counter(counter.by_caller), counter.one_way, Counter(counter.events))
                 counter.reset()
                 for number in range(listings):
                     data = fields(f"HD-{number:03d}", number + 3, shop.url("/listings"))
                     await hand_listing(browser._browser, photos, data, password=PASSWORD,  # type: ignore[arg-type]
                                        path="recorded")
-                by_hand = counter.total / listings
+                by_hand, hand_events = counter.total / listings, sum(counter.events.values()) / listings
         finally:
             await browser.close()
             asyncio.get_running_loop().set_task_factory(None)
@@ -145,6 +162,10 @@ async def run(listings: int, top: int) -> dict[str, Any]:
     print(f"outcomes {outcomes}, model calls {steps}")
     print(f"round trips per replayed listing: {per_listing:.1f} (by hand on the same path: {by_hand:.1f}); "
           f"one-way messages {replayed.one_way / listings:.1f}")
+    print(f"messages the driver sent unasked (events, objects it made) per replayed listing: "
+          f"{sum(replayed.events.values()) / listings:.1f} (by hand: {hand_events:.1f})")
+    for key, value in _per(replayed.events, listings, top).items():
+        print(f"  {value:7.1f}  {key}")
     print("by method:")
     for key, value in _per(replayed.by_method, listings, top).items():
         print(f"  {value:7.1f}  {key}")
@@ -153,6 +174,8 @@ async def run(listings: int, top: int) -> dict[str, Any]:
         print(f"  {value:7.1f}  {key}")
     return {"benchmark": "round_trips", "listings": listings, "outcomes": outcomes,
             "round_trips_per_replayed_listing": round(per_listing, 1), "round_trips_per_hand_listing": round(by_hand, 1),
+            "events_per_replayed_listing": round(sum(replayed.events.values()) / listings, 1),
+            "events_per_hand_listing": round(hand_events, 1), "events": _per(replayed.events, listings, top),
             "by_method": _per(replayed.by_method, listings, top), "by_asker": _per(replayed.by_caller, listings, top),
             "load_average": os.getloadavg()[0]}
 
