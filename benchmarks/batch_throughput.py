@@ -17,6 +17,9 @@ counted per listing and for the login task.
 memory grew from early in the batch (the median between 10 % and 20 % of its time, once the first
 listings warmed the browser) to its end while all listings are still in flight (the median between
 80 % and 90 %: in the last tenth the batch drains and its renderers close): target at most 50 MiB over 100.
+It is also measured by listings finished (samples taken as the shop's count of listings grows: the
+second tenth of the listings against the ninth), where the renderers in flight are sampled at the same
+point of a listing's cycle instead of wherever a time window fell.
 The batch replays (``replay=True``, as a production batch that learned the flow runs): the first
 listing records, the rest replay, so a hundred listings take minutes, not half an hour.
 
@@ -33,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # 20 listings at three levels take several minutes on 2 cores: 4 by default, --full for 20.
@@ -64,10 +68,13 @@ def _pss_kb(pid: int) -> int:
 
 
 class MemorySampler:
-    """Peak memory (PSS, MiB) of this process plus its Chromium processes, sampled in a thread."""
+    """Peak memory (PSS, MiB) of this process plus its Chromium processes, sampled in a thread; with
+    ``finished`` (how many listings the batch finished so far), also one sample per listing finished."""
 
-    def __init__(self, interval_s: float = 0.25):
+    def __init__(self, interval_s: float = 0.25, finished: Callable[[], int] | None = None):
         self.interval_s = interval_s
+        self.finished = finished
+        self.by_listing: list[tuple[int, dict[str, float]]] = []  # (listings finished, the parts then)
         self.peak_mib = 0.0
         self.peak_chromium = 0
         self.samples: list[tuple[float, float]] = []  # (seconds since the start, MiB)
@@ -92,6 +99,9 @@ class MemorySampler:
                                     "renderers_and_helpers": (sum(chromium.values()) - browser_kb) / 1024,
                                     "chromium_processes": float(len(chromium))}))
             self.peak_chromium = max(self.peak_chromium, len(chromium_processes(main_only=True)))
+            done = self.finished() if self.finished is not None else 0
+            if done > (self.by_listing[-1][0] if self.by_listing else 0):
+                self.by_listing.append((done, {**self.parts[-1][1], "total": total_kb / 1024}))
             self._stop.wait(self.interval_s)
 
     def __enter__(self) -> MemorySampler:
@@ -112,6 +122,16 @@ class MemorySampler:
 
     def growth(self, part: str) -> float:
         return round(self.between(0.8, 0.9, part) - self.between(0.1, 0.2, part), 1)
+
+    def growth_by_listing(self, count: int, part: str) -> float:
+        """The same growth, sampled when a listing finished: the median of the samples while the
+        batch's second tenth of listings finished against its ninth (a renderer in flight or not is
+        then the same point of a listing's cycle, not wherever a time window happened to fall)."""
+        def median(start: float, end: float) -> float:
+            inside = sorted(parts[part] for done, parts in self.by_listing if start * count < done <= end * count)
+            return inside[len(inside) // 2] if inside else 0.0
+
+        return round(median(0.8, 0.9) - median(0.1, 0.2), 1)
 
 
 def _is_task(request: dict) -> bool:
@@ -136,7 +156,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
     from webtask_core.testing.processes import cpu_by_part
 
     cpu_before = cpu_by_part() or {}
-    with MemorySampler() as memory:
+    with MemorySampler(finished=lambda: len(shop.listings())) as memory:  # type: ignore[attr-defined]
         started = time.perf_counter()
         state = await batch_listing_upload(
             manifest=str(manifest), site_url=shop.url("/listings"), username="demo",  # type: ignore[attr-defined]
@@ -164,6 +184,10 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         # more renderers in flight in one window than the other is most of a renderers' "growth"
         "chromium_processes_more_at_end": memory.growth("chromium_processes"),
         "python_early_mib": memory.between(0.1, 0.2, "python"),
+        # the same, sampled as listings finished (a renderer's exit and the next one's start are then aligned)
+        "growth_mib_by_listing": {part: memory.growth_by_listing(count, part)
+                                  for part in ("total", "python", "browser", "renderers_and_helpers")},
+        "chromium_processes_more_at_end_by_listing": memory.growth_by_listing(count, "chromium_processes"),
         # CPU seconds per listing: Chromium's processes, the other child processes (Playwright's
         # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
         "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
@@ -208,11 +232,14 @@ async def main(count: int, levels: list[int], latency_s: float, growth: bool = F
         grew = round(row["end_pss_mib"] - row["early_pss_mib"], 1)
         print(f"memory over {count} listings at concurrency {row['concurrency']}: {row['early_pss_mib']} MiB early, "
               f"{row['end_pss_mib']} MiB at the end: grew {grew} MiB (target <= 50 MiB); by part {row['growth_mib_by_part']} "
-              f"({row['chromium_processes_more_at_end']:+g} Chromium processes at the end); "
+              f"({row['chromium_processes_more_at_end']:+g} Chromium processes at the end); sampled as listings "
+              f"finished: grew {row['growth_mib_by_listing']['total']} MiB, by part {row['growth_mib_by_listing']} "
+              f"({row['chromium_processes_more_at_end_by_listing']:+g} Chromium processes); "
               f"this Python process {row['python_early_mib']} MiB early, {row['python_after_batch_mib']} MiB after the "
               f"batch, {row['python_after_trim_mib']} MiB once malloc_trim returned what the allocator kept")
         return {"benchmark": "batch_memory_growth", "model_latency_s": latency_s, "levels": rows,
-                "listings": count, "growth_mib": grew, "target_growth_mib": 50}
+                "listings": count, "growth_mib": grew, "growth_mib_by_listing": row["growth_mib_by_listing"]["total"],
+                "target_growth_mib": 50}
     first, last = rows[0], rows[-1]
     speedup = round(last["listings_per_minute"] / first["listings_per_minute"], 2)
     extra = last["concurrency"] - first["concurrency"]

@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.browser.item_press import ItemField, confirm_item_added, item_field
-from webtask_core.browser.motion import page_age_s, settle_motion
+from webtask_core.browser.motion import page_age_s
 from webtask_core.errors import (
     ActionError,
     BrowserCrashedError,
@@ -167,7 +167,7 @@ class TaskRun:
             replayer = self.replayer
             checkpoint = replayer.checkpoint() if replayer is not None else None
             if replayer is not None and replayer.replaying:
-                await self._hold_still()  # a person looks once the overlay opened or closed; so does replay
+                self._hold_still()  # a person looks once the overlay opened or closed; so does replay
             elif self.recorder is not None:
                 await self._settle_fresh_page()  # the recording keeps the page a replay's second look finds
             watch = _CallWatch(self.recorder, self.commit_calls, replayer)
@@ -256,10 +256,9 @@ class TaskRun:
             who = f" ({answer.by})" if answer.by else ""
             ctx.end(WorkerStatus.aborted, f"rejected by the reviewer{who}: {comment}")
 
-    async def _hold_still(self) -> None:
-        page = self.runtime.current_tab().page if self.runtime.has_tab else None
-        if page is not None:
-            await settle_motion(page)
+    def _hold_still(self) -> None:
+        if self.runtime.has_tab:  # the step's look at the page holds still first, in the same round trip
+            self.runtime.current_tab().hold_still_first()
 
     async def _settle_fresh_page(self) -> None:
         """A page loaded a moment ago may still be drawing (an admin's sidebar its script adds): a
@@ -388,7 +387,7 @@ class _CallWatch:
 
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         if call.id.startswith("replay_") and not first and tab.page is not None:
-            await settle_motion(tab.page)  # the last call may have opened a picker, a modal may still fade
+            tab.hold_still_first()  # the last call may have opened a picker, a modal may still fade
         self.started.append(call.id)
         if isinstance(call.input, dict):
             element_id = call.input.get("element_id")

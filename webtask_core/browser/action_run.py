@@ -18,6 +18,7 @@ from playwright.async_api import Page
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.models import BrowserConfig
+from webtask_core.browser.motion import settle_motion
 from webtask_core.browser.screenshot import wait_repainted
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
@@ -44,6 +45,7 @@ class ActionRunner:
         self._config = config
         self._require_alive = require_alive
         self.click_navigated = False  # the current action's mouse click started a navigation
+        self.hold_still = False  # the next action waits for the page to hold still first (BrowserTab.hold_still_first)
         self._repaint: asyncio.Future[None] | None = None  # since the last screenshot
 
     def screenshot_taken(self, page: Page) -> None:
@@ -69,6 +71,7 @@ class ActionRunner:
         action that sets a value, see ``settle``)."""
         self._require_alive()
         page = await self._tabs.ensure_active()
+        await self.take_hold_still(page)
         navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
         self._tabs.notes.clear()
         timeout = timeout_s or self._config.action_timeout_s
@@ -116,6 +119,12 @@ class ActionRunner:
                 parts.append(f"opened tab {self._tabs.index_of(new)}: {new.url} (use switch_tab to look at it)")
         parts.extend(self._tabs.notes)
         return "; ".join(parts)
+
+    async def take_hold_still(self, page: Page) -> None:
+        """Hold still now if the next action was to (an action on an element does it in its probe)."""
+        if self.hold_still:
+            self.hold_still = False
+            await settle_motion(page)
 
     async def _settle_new_tabs(self, opened: list[Page]) -> None:
         for new in opened:

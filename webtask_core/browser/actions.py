@@ -9,11 +9,11 @@ the session's job.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cache
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -21,8 +21,9 @@ from playwright.async_api import Frame, Locator, Page, Position
 
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
+from webtask_core.browser.motion import STILL_ARGS, settle_motion, still_first
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script, marked
-from webtask_core.errors import ActionError, ConfigError
+from webtask_core.errors import ActionError
 
 __all__ = [
     "ELEMENT_ID",
@@ -36,8 +37,6 @@ __all__ = [
     "set_checked",
     "press_on",
     "scroll_element",
-    "set_files",
-    "checked_files",
     "quote_for_model",
 ]
 
@@ -83,6 +82,14 @@ _SET_VALUE = """(el, value) => {
 }"""
 
 
+@cache
+def _on_marked(script: str) -> str:
+    """``script`` run on the element stamped with an id (found as mark_engine.js finds it)."""
+    return ("([mark, id, argument]) => { const el = (window[Symbol.for('webtask.marks')] || []).find("
+            f"(one) => one.isConnected && one.getAttribute(mark) === id); return el ? [true, ({script})(el, argument)] "
+            ": [false, null]; }")
+
+
 def quote_for_model(text: str, limit: int = 60) -> str:
     shown = text if len(text) <= limit else text[: limit - 1] + "…"
     return '"' + shown.replace('"', '\\"') + '"'
@@ -102,6 +109,14 @@ class Target:
     @property
     def locator(self) -> Locator:
         return self.frame.locator(marked(self.element_id)).first
+
+    async def evaluate(self, script: str, argument: Any = None) -> Any:
+        """``script`` (a function of the element and ``argument``) run on the element in one round trip;
+        a locator's evaluate takes three (find a handle, evaluate on it, release it)."""
+        found, value = await self.frame.evaluate(_on_marked(script), [MARK_ATTRIBUTE, self.element_id, argument])
+        if not found:
+            raise ActionError(f"{self.element_id} is stale: the page changed since it was observed and the element is gone")
+        return value
 
     @property
     def position(self) -> Position | None:
@@ -144,16 +159,22 @@ class Target:
 
 
 async def probe(
-    frame: Frame, element_id: str, *, scroll: bool, next_frame: bool = False, watch_navigation: bool = False
+    frame: Frame, element_id: str, *, scroll: bool, next_frame: bool = False, watch_navigation: bool = False,
+    hold_still: bool = False,
 ) -> Target:
     """Find `element_id` by its mark in `frame`; ActionError if the page no longer has it.
     With `next_frame`, measure on the next frame when something on the page is animating; with
-    `watch_navigation`, note the next navigation the document starts (see _navigation_started)."""
+    `watch_navigation`, note the next navigation the document starts (see _navigation_started); with
+    `hold_still`, first wait until the page holds still (settle_motion), in `frame` in the same round trip."""
     options = {
         "mark": MARK_ATTRIBUTE, "id": element_id, "scroll": scroll, "nextFrame": next_frame,
         "watchNavigation": watch_navigation,
     }
-    info = await frame.evaluate(load_script("probe.js"), options)
+    if hold_still:
+        probed = frame.evaluate(still_first(load_script("probe.js")), [STILL_ARGS, options])
+        info, _ = await asyncio.gather(probed, settle_motion(frame.page, besides=frame))
+    else:
+        info = await frame.evaluate(load_script("probe.js"), options)
     if not info["found"]:
         raise ActionError(
             f"{element_id} is stale: the page changed since it was observed and the element is gone; "
@@ -192,7 +213,7 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
     click would).
 
     What Playwright's click would check first (visible, enabled, scrolled into view, not covered,
-    not moving) the probe has checked, so this costs a few round trips instead of Playwright's
+    not moving) the probe has checked, so this costs four round trips instead of Playwright's
     script injection into every new document, stability frames and hit-target interception."""
     page = target.frame.page
     deadline = time.monotonic() + timeout_s
@@ -208,8 +229,9 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
         if time.monotonic() > deadline:
             raise ActionError(f"{target.element_id} keeps moving (an animation?); wait for it to stop, then click")
         current = again
-    await page.mouse.down()
-    await page.mouse.up()
+    # Press and release in one round trip: Playwright's click moves to where the mouse already is (at
+    # most one more mousemove on the same point) and sends the press and the release back to back.
+    await page.mouse.click(x, y)
     target.navigating = await _navigation_started(page)
 
 
@@ -255,7 +277,7 @@ async def fill(target: Target, text: str, timeout_s: float) -> str:
     target.require_visible()
     if target.info["type"] in ("range", "color"):
         # Playwright cannot type into these; set the value the way a widget would and fire events.
-        value = await target.locator.evaluate(_SET_VALUE, text)
+        value = await target.evaluate(_SET_VALUE, text)
         return f"set {target.element_id} to {quote_for_model(str(value))}"
     await target.locator.fill(text, timeout=_ms(timeout_s))
     return f"filled {target.element_id} with {_shown_text(target, text)}"
@@ -269,7 +291,7 @@ CONCEAL = "e => { if (e && e.style) e.style.setProperty('-webkit-text-security',
 
 
 async def conceal(target: Target, timeout_s: float) -> None:
-    await target.locator.evaluate(CONCEAL, timeout=_ms(timeout_s))
+    await target.evaluate(CONCEAL)
 
 
 # The focused field, in the frame that has the focus: drawn as dots when asked; whether it is a password field.
@@ -351,9 +373,9 @@ async def select_option(target: Target, wanted: list[str], timeout_s: float) -> 
         matches.append(match)
     values = [value for _, value, _ in matches]
     if target.info["multiple"]:
-        values = [value for value in await target.locator.evaluate(_SELECTED) if value not in values] + values
+        values = [value for value in await target.evaluate(_SELECTED) if value not in values] + values
     await target.locator.select_option(value=values, timeout=_ms(timeout_s))
-    held = await target.locator.evaluate(_SELECTED)
+    held = await target.evaluate(_SELECTED)
     labels = {value: label for label, value, _ in options}
     lost = [label for label, value, _ in matches if value not in held]
     if lost:
@@ -413,7 +435,7 @@ async def scroll_element(target: Target, direction: str, amount: float) -> str:
     target.require_rendered()
     sign = 1 if direction == "down" else -1
     element_id = target.element_id
-    moved = await target.locator.evaluate(_SCROLL_ELEMENT, [sign * amount, MARK_ATTRIBUTE])
+    moved = await target.evaluate(_SCROLL_ELEMENT, [sign * amount, MARK_ATTRIBUTE])
     if moved is None:
         raise ActionError(
             f"{element_id} does not scroll, nor does any box around it; leave out element_id to scroll the page"
@@ -424,27 +446,3 @@ async def scroll_element(target: Target, direction: str, amount: float) -> str:
     if abs(after - before) < 1:
         return f"{what} is already scrolled to the {'bottom' if sign > 0 else 'top'}; nothing moved (it shows {shows})"
     return f"scrolled {what} {direction} {amount:g} of its heights; it now shows {shows} of its content"
-
-
-def checked_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The paths as files; ConfigError when none is given or one is not a file."""
-    if not paths:
-        raise ConfigError("paths", "give at least one file to upload")
-    files = [Path(path) for path in paths]
-    for file in files:
-        if not file.is_file():
-            raise ConfigError("paths", f"{file} does not exist or is not a file")
-    return files
-
-
-async def set_files(target: Target, paths: Sequence[str | Path], timeout_s: float) -> str:
-    files = checked_files(paths)
-    if target.info["type"] != "file":
-        raise ActionError(f"{target.element_id} is not a file input; upload needs an element with type=\"file\"")
-    target.require_enabled()
-    if len(files) > 1 and not target.info["multiple"]:
-        raise ActionError(f"{target.element_id} accepts a single file, but {len(files)} were given")
-    await target.locator.set_input_files(files, timeout=_ms(timeout_s))
-    names = ", ".join(file.name for file in files)
-    count = f"{len(files)} files" if len(files) > 1 else "1 file"
-    return f"attached {count} to {target.element_id}: {names}"

@@ -11,11 +11,11 @@ from pathlib import Path
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webtask_core.browser import actions
-from webtask_core.browser.actions import Target, checked_files
+from webtask_core.browser.actions import Target
 from webtask_core.browser.scripts import load_script
-from webtask_core.errors import ActionError
+from webtask_core.errors import ActionError, ConfigError
 
-__all__ = ["upload"]
+__all__ = ["upload", "set_files", "checked_files"]
 
 # An empty file input of our own, never put into the page: Playwright sets the files on it from
 # their paths (any size, no copy through the protocol), and the drop takes them from there.
@@ -38,7 +38,7 @@ async def upload(target: Target, paths: Sequence[str | Path], timeout_s: float) 
     else click it and answer the file chooser it opens; ActionError when it does none of these."""
     files = checked_files(paths)
     if target.info["type"] == "file":
-        return await actions.set_files(target, files, timeout_s)
+        return await set_files(target, files, timeout_s)
     if target.info["editable"] or target.info["checkable"] or target.info["options"] is not None:
         raise ActionError(f"{target.element_id} is not a file input (it takes text or a choice); upload to a file "
                           "input, a drop zone, or an element that opens the file chooser")
@@ -84,3 +84,27 @@ async def _choose_by_click(target: Target, files: list[Path], timeout_s: float) 
         raise ActionError(f"the file chooser {target.element_id} opened takes a single file, but {len(files)} were given")
     await chooser.set_files(files, timeout=timeout_s * 1000)
     return _attached(files, f"clicked {target.element_id} and chose {{count}} in the file chooser it opened")
+
+
+def checked_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The paths as files; ConfigError when none is given or one is not a file."""
+    if not paths:
+        raise ConfigError("paths", "give at least one file to upload")
+    files = [Path(path) for path in paths]
+    for file in files:
+        if not file.is_file():
+            raise ConfigError("paths", f"{file} does not exist or is not a file")
+    return files
+
+
+async def set_files(target: Target, paths: Sequence[str | Path], timeout_s: float) -> str:
+    files = checked_files(paths)
+    if target.info["type"] != "file":
+        raise ActionError(f"{target.element_id} is not a file input; upload needs an element with type=\"file\"")
+    target.require_enabled()
+    if len(files) > 1 and not target.info["multiple"]:
+        raise ActionError(f"{target.element_id} accepts a single file, but {len(files)} were given")
+    await target.locator.set_input_files(files, timeout=timeout_s * 1000)
+    names = ", ".join(file.name for file in files)
+    count = f"{len(files)} files" if len(files) > 1 else "1 file"
+    return f"attached {count} to {target.element_id}: {names}"

@@ -16,6 +16,7 @@ from playwright.async_api import Browser as PlaywrightBrowser
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Playwright, StorageState, async_playwright
 
+from webtask_core.browser import observe
 from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import first_line, is_closed_error
@@ -151,7 +152,8 @@ class Browser:
             )
             context.set_default_timeout(self.config.action_timeout_s * 1000)
             context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
-            await context.add_init_script(script=load_script("listeners.js"))
+            # One init script (one round trip): the listeners' notes, and the observation's pass kept ready.
+            await context.add_init_script(script=load_script("listeners.js") + "\n" + observe.init_script())
             await policy.install(context)
             session = BrowserTab(self, context, self.config, policy)
             await session._open_first_tab()

@@ -16,14 +16,16 @@ the way: a click where nothing is (a picker), a scroll (a sticky footer over the
 from __future__ import annotations
 
 import asyncio
+from functools import cache
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
+from playwright.async_api import Frame, Page
 
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.scripts import MARK_ATTRIBUTE
 
-__all__ = ["settle_motion", "click_neutral_ground", "scroll_to_middle", "page_age_s", "MOTION_QUIET_S", "MOTION_MAX_S"]
+__all__ = ["settle_motion", "still_first", "STILL_ARGS", "click_neutral_ground", "scroll_to_middle", "page_age_s",
+           "MOTION_QUIET_S", "MOTION_MAX_S"]
 
 MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
 MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold still
@@ -58,10 +60,25 @@ _STILL = """([quietMs, capMs]) => new Promise((done) => {
 })"""
 
 
-async def settle_motion(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: float = MOTION_MAX_S) -> bool:
+@cache
+def still_first(script: str) -> str:
+    """``script`` (an in-page function of one argument) run once its frame holds still, in the same
+    round trip: the new function takes ``[STILL_ARGS, argument]``. What an action does right after
+    holding still (its element's probe) need not cost a round trip of its own."""
+    return f"async ([still, argument]) => {{ await ({_STILL})(still); return await ({script})(argument); }}"
+
+
+STILL_ARGS = (MOTION_QUIET_S * 1000, MOTION_MAX_S * 1000)  # what still_first's script waits with
+
+
+async def settle_motion(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: float = MOTION_MAX_S,
+                        besides: Frame | None = None) -> bool:
     """Wait until every frame of ``page`` holds still (see the module docstring); False when the
-    bound ran out first. A frame that goes away meanwhile is no reason to fail."""
-    frames = [frame for frame in page.frames if not frame.is_detached()]
+    bound ran out first. A frame that goes away meanwhile is no reason to fail. ``besides``: a
+    frame held still by other means (a script of :func:`still_first` running in it)."""
+    frames = [frame for frame in page.frames if not frame.is_detached() and frame is not besides]
+    if not frames:
+        return True
 
     async def still(frame: object) -> bool:
         try:

@@ -14,10 +14,11 @@ from playwright.async_api import Frame, Page
 
 from webtask_core.browser.declared_roots import FLAG, SIGNAL, DeclaredRoots
 from webtask_core.browser.failures import is_closed_error
+from webtask_core.browser.motion import STILL_ARGS, still_first
 from webtask_core.browser.scripts import FRAME_ATTRIBUTE, MARK_ATTRIBUTE, load_script
 from webtask_core.browser.tree import FrameItems, StitchedTree, describe_scroll, stitch_tree
 
-__all__ = ["PageSnapshot", "FrameRegistry", "snapshot_page", "TEXT_MAX", "VALUE_MAX"]
+__all__ = ["PageSnapshot", "FrameRegistry", "snapshot_page", "init_script", "TEXT_MAX", "VALUE_MAX"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ _STAMP_FRAME = "(el, [attribute, key]) => el.setAttribute(attribute, key)"
 # The pass is compiled once per document and kept there, under a key naming this version of the
 # script: a fresh copy per call runs cold (V8 keeps what it learnt per function object), which cost
 # about a sixth of a large page's observation. A document without it (new, navigated) gets it on
-# the first call that finds none. A page that parsed HTML declaring closed shadow roots since the
+# the first call that finds none (the context's init script puts it into every new document: see
+# init_script). A page that parsed HTML declaring closed shadow roots since the
 # last look answers `SIGNAL` instead (declared_roots.py).
 _CALL = ("([key, options, flag, signal]) => { if (window[Symbol.for(flag)]) return signal;"
          " const pass = window[Symbol.for(key)]; return pass ? pass(options) : null; }")
@@ -46,6 +48,14 @@ def _installer() -> tuple[str, str]:
     source = load_script("observe.js")
     key = "webtask.observe." + hashlib.sha1(source.encode()).hexdigest()[:12]
     return key, f"([key, options]) => (window[Symbol.for(key)] = {source})(options)"
+
+
+@cache
+def init_script() -> str:
+    """The pass kept in every new document before the page's code runs (a context's init script):
+    the first look at a document then costs one round trip, not two (the call, then the install)."""
+    key = _installer()[0]
+    return f"window[Symbol.for({json.dumps(key)})] = {load_script('observe.js')};"
 
 
 @dataclass
@@ -99,7 +109,7 @@ class FrameRegistry:
 
 
 async def _observe_frame(frame: Frame, key: str, positions: bool = False, stamp: bool = True,
-                         declared: DeclaredRoots | None = None) -> tuple[str, dict]:
+                         declared: DeclaredRoots | None = None, hold_still: bool = False) -> tuple[str, dict]:
     options = {
         "mark": MARK_ATTRIBUTE, "frameAttribute": FRAME_ATTRIBUTE, "textMax": TEXT_MAX, "valueMax": VALUE_MAX,
         "positions": positions, "stamp": stamp,
@@ -107,7 +117,10 @@ async def _observe_frame(frame: Frame, key: str, positions: bool = False, stamp:
     name, install = _installer()
     if declared is not None:
         await declared.before_pass(frame)
-    raw = await frame.evaluate(_CALL, [name, options, FLAG, SIGNAL])
+    if hold_still:  # the frame holds still first, in the same round trip as its pass
+        raw = await frame.evaluate(still_first(_CALL), [STILL_ARGS, [name, options, FLAG, SIGNAL]])
+    else:
+        raw = await frame.evaluate(_CALL, [name, options, FLAG, SIGNAL])
     if raw == SIGNAL and declared is not None:
         await declared.keep(frame)
         raw = await frame.evaluate(_CALL, [name, options, FLAG, SIGNAL])
@@ -117,9 +130,11 @@ async def _observe_frame(frame: Frame, key: str, positions: bool = False, stamp:
 
 
 async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | None = None, *,
-                        stamp: bool = True, declared: DeclaredRoots | None = None) -> PageSnapshot:
+                        stamp: bool = True, declared: DeclaredRoots | None = None,
+                        hold_still: bool = False) -> PageSnapshot:
     """One observe.js pass per frame (concurrently), stitched; restamps ids that were renumbered.
-    `declared` hands the passes the closed shadow roots a frame's HTML declares.
+    `declared` hands the passes the closed shadow roots a frame's HTML declares. `hold_still`: each
+    frame holds still first (motion.settle_motion's wait, in the pass's round trip).
 
     With `tree_budget` (characters) a longer tree is trimmed around the screen (tree.stitch_tree)
     and the scroll text says so. With `stamp=False` no mark on the page changes (the last
@@ -137,7 +152,8 @@ async def snapshot_page(page: Page, registry: FrameRegistry, tree_budget: int | 
     main_result = None
     results: dict[str, FrameItems] = {}
     outcomes = await asyncio.gather(
-        *(_observe_frame(frame, key, tree_budget is not None, stamp, declared) for key, frame in by_key.items()),
+        *(_observe_frame(frame, key, tree_budget is not None, stamp, declared, hold_still)
+          for key, frame in by_key.items()),
         return_exceptions=True,
     )
     for key, outcome in zip(by_key, outcomes, strict=True):

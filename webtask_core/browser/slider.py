@@ -34,7 +34,7 @@ def _number(text: str | None, what: str) -> float:
 
 
 async def _read(target: Target) -> tuple[float, str]:
-    now, text = await target.locator.evaluate(_READ)
+    now, text = await target.evaluate(_READ)
     if now is None:
         raise ActionError(f"{target.element_id} no longer says its value (aria-valuenow is gone)")
     return float(now), text or now

@@ -92,6 +92,12 @@ class BrowserTab:
 
     # --- observing ----------------------------------------------------------------------------
 
+    def hold_still_first(self) -> None:
+        """The next action waits until the page holds still (``motion.settle_motion``) before it acts;
+        one on an element does so in its probe's round trip. A look at the page before any action
+        does so in its pass's round trip."""
+        self._runner.hold_still = True
+
     async def observe(self, *, stamp: bool = True) -> Observation:
         """The active tab as the model sees it: the element tree, ids, tabs and scroll position.
 
@@ -99,11 +105,13 @@ class BrowserTab:
         resolving them); its own ids are for reading only, never for acting."""
         self._require_alive()
         page = await self._tabs.ensure_active()
+        hold_still, self._runner.hold_still = self._runner.hold_still, False
         limit = self._config.action_timeout_s + GRACE_S
         for attempt in range(3):
             try:
                 snapshot = await asyncio.wait_for(
-                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared),
+                    snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared,
+                                  hold_still=hold_still and attempt == 0),
                     timeout=limit,
                 )
                 break
@@ -204,10 +212,11 @@ class BrowserTab:
         quick: bool = False,
     ) -> str:
         self._require_alive()
+        hold_still, self._runner.hold_still = self._runner.hold_still, False
         frame = self._target_frame(element_id)
 
         async def operation(_: Page) -> str:
-            target = await actions.probe(frame, element_id, scroll=scroll)
+            target = await actions.probe(frame, element_id, scroll=scroll, hold_still=hold_still)
             message = await perform(target)
             self._runner.click_navigated = target.navigating
             return message

@@ -46,6 +46,8 @@ _FREE_TEXT_TOOLS = {"complete", "abort", "wait_for", "navigate", "press_key", "s
 # Tools whose values go into the page: bound exactly, or the step is left to the model.
 _TYPED_TOOLS = {"fill", "type", "select_option", "check", "upload"}
 _CHOICE_TEXT = "Choosing what the item asks where the form's default already showed it."
+# The page of a replayed step as the recorder keeps it: unread (a repair keeps the script's own step).
+_REPLAYED_PAGE = PageSignature(url="", title="")
 
 
 class Recorder:
@@ -166,11 +168,18 @@ class Recorder:
         self._open = None
 
     def _keep(self, draft: _Draft) -> None:
+        problems = draft.notes + [problem for problem in draft.problems if problem]
+        if draft.origin is not None:
+            # A replayed step: a repair keeps the script's own step (merge_repair), never this one's page
+            # or check, so neither is read off the page again (a third of a replayed step's Python).
+            self.steps.append(ScriptStep(page=_REPLAYED_PAGE, text=draft.text, actions=draft.actions,
+                                         needs_model=problems[0] if problems else None))
+            self.origins.append(draft.origin)
+            return
         check = None
         if draft.commit_view is not None:
             check = capture_commit(draft.commit_view, draft.commit_element, self.params, self.files)
             self._keep_unmade_choices(draft, check)
-        problems = draft.notes + [problem for problem in draft.problems if problem]
         self.steps.append(ScriptStep(page=PageSignature.of(draft.view), text=draft.text, actions=draft.actions,
                                      commit=check, needs_model=problems[0] if problems else None))
         self.origins.append(draft.origin)

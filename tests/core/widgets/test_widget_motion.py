@@ -1,6 +1,8 @@
 """Holding still before a replayed action (browser/motion.settle_motion) on a page of real widgets: a
 page with nothing scheduled holds still at once; one with a calendar fading in by script (jQuery UI,
-from npm) or a list a timer opens after the focus is waited for until it has shown."""
+from npm) or a list a timer opens after the focus is waited for until it has shown — also where the
+wait runs inside the next action's probe (``BrowserTab.hold_still_first``: one round trip for both)
+or before the next look at the page."""
 
 from __future__ import annotations
 
@@ -13,15 +15,24 @@ PENDING = "() => window[Symbol.for('webtask.pending')]()"
 
 
 @pytest.fixture
-async def page(widget_site):
+async def tab(widget_site):
     browser = await Browser.launch()
     try:
         tab = await browser.new_tab()
         await tab.navigate(widget_site.url("motion.html"))
         assert tab.page is not None
-        yield tab.page
+        yield tab
     finally:
         await browser.close()
+
+
+@pytest.fixture
+async def page(tab):
+    return tab.page
+
+
+def _id_of(observation, name: str) -> str:
+    return next(element_id for element_id, info in observation.elements.items() if info.attributes.get("name") == name)
 
 
 async def test_a_page_with_nothing_scheduled_holds_still(page):
@@ -81,3 +92,26 @@ async def test_an_animation_that_outlasts_the_bound_is_not_waited_for_one_that_e
     }""")
     assert await settle_motion(page)
     assert await page.evaluate("document.getElementById('panel').getAnimations().length") == 0
+
+
+async def test_an_action_held_still_first_waits_in_its_probe_for_the_fade(tab, page):
+    note = _id_of(await tab.observe(), "note")
+    # What the calendar showed at the moment the fill typed into the note (the fill comes right after the probe).
+    await page.evaluate("""() => document.getElementById('note').addEventListener('input', () => {
+      window.calendarOpacity = getComputedStyle(document.getElementById('ui-datepicker-div')).opacity;
+    }, {once: true})""")
+    await page.click("#ship-date")  # the calendar starts fading in (400 ms, by jQuery's frames)
+    tab.hold_still_first()
+    await tab.fill(note, "fragile")
+    assert await page.evaluate("() => window.calendarOpacity") == "1"
+    assert await page.input_value("#note") == "fragile"
+    assert not tab._runner.hold_still  # taken by that action, not left for the next
+
+
+async def test_a_look_after_hold_still_first_sees_what_a_timer_opened(tab, page):
+    await tab.observe()
+    await page.click("#carrier")  # its list opens 120 ms later
+    tab.hold_still_first()
+    observation = await tab.observe()
+    assert "Royal Mail" in observation.tree
+    assert not tab._runner.hold_still
