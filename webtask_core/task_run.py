@@ -26,6 +26,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
+from webtask_core.browser.item_press import ItemField, confirm_item_added, item_field
 from webtask_core.browser.motion import page_age_s, settle_motion
 from webtask_core.errors import (
     ActionError,
@@ -169,7 +170,7 @@ class TaskRun:
                 await self._hold_still()  # a person looks once the overlay opened or closed; so does replay
             elif self.recorder is not None:
                 await self._settle_fresh_page()  # the recording keeps the page a replay's second look finds
-            watch = _CallWatch(self.recorder, self.commit_calls)
+            watch = _CallWatch(self.recorder, self.commit_calls, replayer)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
             if replayer is not None and checkpoint is not None:
@@ -377,8 +378,10 @@ class _CallWatch:
     """Notes which calls of a step started (a replayed submit that failed once it had started may have
     gone through), and lets the recorder look at the page before a submit."""
 
-    def __init__(self, recorder: Recorder | None, commits: list[str] | None = None):
+    def __init__(self, recorder: Recorder | None, commits: list[str] | None = None, replayer: Replayer | None = None):
         self.recorder = recorder
+        self.replayer = replayer
+        self._item_before: ItemField | None = None  # the field before a replayed press that adds a list's item
         self.started: list[str] = []
         self.committed: str | None = None  # the first call that started and may have submitted
         self.commits = commits if commits is not None else []  # every commit call started (for the read-back)
@@ -397,6 +400,19 @@ class _CallWatch:
                     self.committed = describe_call(call.name, call.input)
         if self.recorder is not None:
             await self.recorder.before_call(call, observation, first, tab)
+        item = self._item_of(call)
+        self._item_before = await item_field(tab.page, item) if item is not None and tab.page is not None else None
+
+    async def after_call(self, call: ToolCall, message: str, tab: BrowserTab) -> str:
+        """A replayed key press that should have added the item typed before it to a list widget: when it
+        did nothing (the field still holds the item, no chip shows it), pressed once more (item_press.py)."""
+        item, before, self._item_before = self._item_of(call), self._item_before, None
+        if item is None or before is None or tab.page is None or not isinstance(call.input, dict):
+            return message
+        return message + await confirm_item_added(tab.page, str(call.input.get("key", "")), item, before)
+
+    def _item_of(self, call: ToolCall) -> str | None:
+        return self.replayer.item_presses.get(call.id) if self.replayer is not None else None
 
 
 def _more_replayable(new: ReplayScript, old: ReplayScript) -> bool:

@@ -47,6 +47,9 @@ class Watcher(Protocol):
     async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
         """Called just before ``call`` runs (``first``: no call of this step ran before it)."""
 
+    async def after_call(self, call: ToolCall, message: str, tab: BrowserTab) -> str:
+        """Called once ``call`` ran, with its message; returns it (an ActionError fails the call)."""
+
 
 class Director(Protocol):
     """Decides a step instead of the model when it can (replay: webtask_core.replay.Replayer)."""
@@ -252,17 +255,21 @@ class Worker:
         def acting(call: ToolCall) -> None:
             self.report(ctx, Phase.acting, describe_call(call.name, call.input), answered=reply.usage)
 
-        before_call = None
+        before_call = after_call = None
         if watcher is not None:
             async def before_call(call: ToolCall, first: bool) -> None:
                 await watcher.before_call(call, observation, first, tab)
 
+            async def after_call(call: ToolCall, message: str) -> str:
+                return await watcher.after_call(call, message, tab)
+
         try:
             outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting,
-                                                 before_call=before_call)
+                                                 before_call=before_call, after_call=after_call)
             if scripted is not None:  # a replayed click the page covered: closed and clicked again, as a model would
                 outcomes = await retry_uncovered(ctx.tools, reply.tool_calls, outcomes, tool_ctx,
-                                                 page_url=observation.url, on_call=acting, before_call=before_call)
+                                                 page_url=observation.url, on_call=acting, before_call=before_call,
+                                                 after_call=after_call)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded
             thumbnail.cancel()

@@ -22,38 +22,59 @@
     new MutationObserver(() => { window[STYLED] = performance.now(); }).observe(
       document, {attributes: true, attributeFilter: ['style', 'class'], subtree: true});
   }, {once: true});
-  // What the page has scheduled to run soon: timeouts due within SOON_MS, intervals that tick at
-  // least that often, animation-frame callbacks. A page with none of them, no animation running and
+  // What the page has scheduled to run soon: timeouts due within SOON_MS, intervals that tick more
+  // often than every POLL_MS, animation-frame callbacks. A page with none of them, no animation running and
   // no request in flight cannot change by itself (a picker opening a moment after the focus, a
   // modal's fade driven by a script), so a replayed action need not wait for it to hold still
   // (motion.py). Only counted: the callbacks run as the page gave them.
   const PENDING = Symbol.for('webtask.pending');
   const SOON_MS = 1500;
+  const POLL_MS = 100;
   const timers = new Set();
   let frames = 0;
   Object.defineProperty(window, PENDING, { value: () => timers.size + frames });
   const soon = (delay) => (Number(delay) || 0) <= SOON_MS;
+  // Timeouts due within SHORT_MS of being set (a picker drawing its new month 10 ms after "next
+  // month", a widget closing its menu on a zero-delay timer): the settle after an action waits for
+  // those pending when it looks (stabilise.py), so the next look reads what the action did.
+  const SHORT_MS = 100;
+  const short = new Set();
+  const originalTimeout = window.setTimeout;
+  Object.defineProperty(window, Symbol.for('webtask.shortTimers'), {
+    value: (capMs) => new Promise((done) => {
+      const waiting = new Set(short), end = performance.now() + capMs;
+      const look = () => {
+        for (const id of waiting) if (!short.has(id)) waiting.delete(id);
+        if (!waiting.size || performance.now() >= end) done(waiting.size);
+        else Reflect.apply(originalTimeout, window, [look, 4]);
+      };
+      look();
+    }),
+  });
   window.setTimeout = new Proxy(window.setTimeout, {
     apply(target, thisArg, args) {
       if (typeof args[0] !== 'function' || !soon(args[1])) return Reflect.apply(target, thisArg, args);
       const callback = args[0];
       let id;
-      const run = function (...given) { timers.delete(id); return Reflect.apply(callback, this, given); };
+      const run = function (...given) { timers.delete(id); short.delete(id); return Reflect.apply(callback, this, given); };
       id = Reflect.apply(target, thisArg, [run, ...args.slice(1)]);
       timers.add(id);
+      if ((Number(args[1]) || 0) <= SHORT_MS) short.add(id);
       return id;
     },
   });
   window.setInterval = new Proxy(window.setInterval, {
     apply(target, thisArg, args) {
       const id = Reflect.apply(target, thisArg, args);
-      if (soon(args[1])) timers.add(id);  // pending until cleared: a page that polls never holds still
+      // pending until cleared; one that ticks less often than every 100 ms is a poll (an autosave's
+      // check, a clock), not motion: Wagtail's editor checks every 500 ms, which cost 0.15 s a call
+      if ((Number(args[1]) || 0) < POLL_MS) timers.add(id);
       return id;
     },
   });
   for (const name of ['clearTimeout', 'clearInterval']) {
     window[name] = new Proxy(window[name], {
-      apply(target, thisArg, args) { timers.delete(args[0]); return Reflect.apply(target, thisArg, args); },
+      apply(target, thisArg, args) { timers.delete(args[0]); short.delete(args[0]); return Reflect.apply(target, thisArg, args); },
     });
   }
   const frameIds = new Set();

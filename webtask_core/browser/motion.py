@@ -2,11 +2,12 @@
 
 A person does not click while a modal is still fading in or a date picker is about to open after
 the focus reached its field; a replay, running its calls back to back, would. :func:`settle_motion`
-waits (bounded) until no finite animation or transition runs on a visible element and no node was
-added or removed for a short quiet time (``listeners.js`` notes the page's changes), in every frame.
-An endless animation (a spinner) and a page that never stops changing end at the bound. A frame that
-has nothing scheduled (no timeout due soon, no interval, no animation-frame callback: ``listeners.js``
-counts them) and nothing moving holds still already: nothing in it can run to change it, so there is
+waits (bounded) until no animation or transition that ends within the bound runs on a visible element
+and no node was added or removed for a short quiet time (``listeners.js`` notes the page's changes), in
+every frame. An animation that outlasts the bound (a spinner, a badge pinging for 25 s) is not waited
+for, and a page that never stops changing ends at the bound. A frame that has nothing scheduled (no
+timeout due soon, no interval ticking faster than every 0.1 s, no animation-frame callback:
+``listeners.js`` counts them) and nothing moving holds still already: nothing in it can run to change it, so there is
 no quiet time to wait (it cost 0.15 s before every replayed call, about 1.5 s a replayed listing).
 :func:`click_neutral_ground` and :func:`scroll_to_middle` are what a person does with something in
 the way: a click where nothing is (a picker), a scroll (a sticky footer over the field).
@@ -39,7 +40,10 @@ _STILL = """([quietMs, capMs]) => new Promise((done) => {
   const moving = () => scripted() || document.getAnimations().some((animation) => {
     if (animation.playState !== 'running') return false;
     const timing = animation.effect && animation.effect.getComputedTiming ? animation.effect.getComputedTiming() : {};
-    if (timing.iterations === Infinity) return false;  // a spinner never ends: not an overlay on its way
+    // One that ends after the bound is no overlay on its way, and waiting for it is in vain: a spinner
+    // never ends; Wagtail's badge pings 5 times over 25 s (it cost 1.5 s before every replayed call).
+    const left = (timing.endTime - (timing.localTime || 0)) / Math.abs(animation.playbackRate || 1);
+    if (!(left <= end - performance.now())) return false;
     const target = animation.effect && animation.effect.target;
     return !target || !target.isConnected || target.getClientRects().length > 0;
   });

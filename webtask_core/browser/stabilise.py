@@ -31,15 +31,22 @@ _COMMIT_CHECK_S = 0.02
 # never does was handed to another program (mailto:) or dropped by the browser.
 _REQUEST_APPEARS_S = 0.5
 
+# Then the timeouts due within 100 ms of being set that are still pending (listeners.js): a widget
+# that draws what the action asked for on a short timer (jquery-datetimepicker's next month 10 ms
+# after the click) has drawn it when the page is looked at next. Bounded: a page that keeps setting
+# short timers is waited for once, not for ever.
+SHORT_TIMERS_MAX_MS = 150
+_SHORT_TIMERS = (".then(() => new Promise((done) => { const short = window[Symbol.for('webtask.shortTimers')]; "
+                 f"(short ? short({SHORT_TIMERS_MAX_MS}) : Promise.resolve(0)).then(done, done); }}))")
 # One round trip that ends after the page's next painted frame (bounded, for a page whose rendering
 # is throttled). Event handlers and zero-delay timers queued by the action run first, and the request
 # events they caused reach us before its answer.
-_NEXT_FRAME = """() => new Promise((done) => {
-  requestAnimationFrame(() => setTimeout(done, 0));
-  setTimeout(done, 100);
-})"""
+_NEXT_FRAME = """() => new Promise((framed) => {
+  const bound = setTimeout(framed, 100);  // cleared once done: our own timer is no short timer of the page's
+  requestAnimationFrame(() => setTimeout(() => { clearTimeout(bound); framed(); }, 0));
+})""" + _SHORT_TIMERS
 # One turn of the event loop: the handlers and zero-delay timers an action queued have run.
-_NEXT_TASK = "() => new Promise((done) => setTimeout(done, 0))"
+_NEXT_TASK = "() => new Promise((turned) => setTimeout(turned, 0))" + _SHORT_TIMERS
 # After a load event: one turn of the event loop, so the load handlers' zero-delay timers have run
 # (and the requests they start are seen). No painted frame: reading the page does not need one, and a
 # screenshot waits for its own; a frame here cost 8-20 ms on every navigating step. Then, only when

@@ -27,7 +27,7 @@ from urllib.parse import urljoin
 from webtask_core.llm.types import ModelReply, ToolCall, Usage
 from webtask_core.replay.commit import verify_commit
 from webtask_core.replay.folding import Normaliser
-from webtask_core.replay.repeats import expand_repeats
+from webtask_core.replay.repeats import adds_an_item, expand_repeats
 from webtask_core.replay.script import ReplayScript, ScriptAction
 from webtask_core.replay.signature import PageSignature, PageView
 from webtask_core.replay.templates import MissingValue, render, typed_params
@@ -89,6 +89,9 @@ class Replayer:
         self._look_again = False  # the page differed on a first look: let it settle, look once more
         self._looked_again_at = -1  # the scripted step that was given its second look
         self.last_view: PageView | None = None  # the page as the last decision read it (the recorder reads it too)
+        # The replayed key presses that add the item typed just before to a list widget (call id -> the
+        # item's text): the worker checks each made its chip, and presses once more when it did not.
+        self.item_presses: dict[str, str] = {}
 
     @property
     def site_changed(self) -> bool:
@@ -234,6 +237,9 @@ class Replayer:
             except MissingValue as missing:
                 return None, "values", str(missing)
             calls.append(ToolCall(id=f"replay_{index + 1}_{number + 1}", name=action.tool, input=arguments))
+        self.item_presses = {
+            calls[number].id: str(calls[number - 1].input.get("text") or calls[number - 1].input.get("option") or "")
+            for number in range(1, len(actions)) if adds_an_item(actions[number - 1], actions[number])}
         self.position = index + 1
         self.replayed += 1
         self._decided, self._decided_actions = index, actions

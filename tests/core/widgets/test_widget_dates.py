@@ -60,8 +60,27 @@ async def test_xdsoft_datetimepicker_by_its_named_arrows(browser_session, widget
         # The picker draws the new month on a 10 ms timer; under load the look can come before it,
         # and the click then finds its day replaced: the tool says so, and a model looks again.
         assert "is stale" in str(error), error
+        print("xdsoft: the look after 'next month' was stale; looked again")  # the run log shows when it is needed
         await browser_session.click(day(await browser_session.observe(), "10"))
     assert await browser_session.page.evaluate("document.getElementById('go-live').value") == "2026-04-10"
+
+
+async def test_xdsoft_month_drawn_on_a_timer_is_read_right_after_next_month(browser_session, widget_site):
+    """jquery-datetimepicker draws the month a click on "next month" asks for 10 ms later (a timer): the
+    settle after the click waits for it, so the very next look shows the new month, never the old one,
+    on a page slowed four times (Chromium's CPU throttling, as a loaded machine does)."""
+    await browser_session.navigate(widget_site.url("dates.html"))
+    cdp = await browser_session.page.context.new_cdp_session(browser_session.page)
+    await cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+    observation = await opened(browser_session, "Go live at", "next month")
+    months = ["April", "May", "June", "July", "August", "September"]
+    for month in months:
+        await browser_session.click(named(observation, "next month"))
+        observation = await browser_session.observe()
+        shown = await browser_session.page.evaluate("document.querySelector('.xdsoft_month span').textContent")
+        assert shown == month and f'"{month}"' in observation.tree, (month, shown, observation.tree)
+    await browser_session.click(day(observation, "10"))  # no stale id: the look was of this month's days
+    assert await browser_session.page.evaluate("document.getElementById('go-live').value") == "2026-09-10"
 
 
 async def test_tag_it_tags_removed_and_added_by_name(browser_session, widget_site):
