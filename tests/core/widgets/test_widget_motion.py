@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from webtask_core.browser import Browser
-from webtask_core.browser.motion import settle_motion
+from webtask_core.browser.motion import settle_building, settle_motion
 
 PENDING = "() => window[Symbol.for('webtask.pending')]()"
 
@@ -81,3 +81,28 @@ async def test_an_animation_that_outlasts_the_bound_is_not_waited_for_one_that_e
     }""")
     assert await settle_motion(page)
     assert await page.evaluate("document.getElementById('panel').getAnimations().length") == 0
+
+
+async def test_a_widget_built_on_a_timer_after_the_load_is_waited_for(widget_site):
+    # An editor its page starts 2 s after the load (issue 25: a recording read before it was built): a
+    # recorded step waits for the timers the page set while it was young; a poll set later is no build.
+    browser = await Browser.launch()
+    try:
+        tab = await browser.new_tab()
+        await tab.navigate(widget_site.url("motion.html"))
+        page = tab.page
+        assert page is not None
+        await page.evaluate("""() => setTimeout(() => {
+          const editor = document.createElement('div');
+          editor.id = 'late-editor'; editor.contentEditable = 'true'; editor.textContent = 'Body';
+          document.body.append(editor);
+        }, 1500)""")
+        assert await settle_building(page)
+        assert await page.locator("#late-editor").count() == 1
+        await page.wait_for_timeout(max(0, 2600 - await page.evaluate("performance.now()")))  # no longer young
+        await page.evaluate("() => { const poll = () => setTimeout(poll, 500); poll(); }")
+        started = await page.evaluate("performance.now()")
+        assert await settle_building(page)
+        assert await page.evaluate("performance.now()") - started < 1000
+    finally:
+        await browser.close()
