@@ -170,6 +170,7 @@ class TaskRun:
                 await self._hold_still()  # a person looks once the overlay opened or closed; so does replay
             elif self.recorder is not None:
                 await self._settle_fresh_page()  # the recording keeps the page a replay's second look finds
+                await self._hold_still()  # and reads it once it holds still, as a replayed step does
             watch = _CallWatch(self.recorder, self.commit_calls, replayer)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
