@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.browser.item_press import ItemField, confirm_item_added, item_field
-from webtask_core.browser.motion import page_age_s
+from webtask_core.browser.motion import page_age_s, settle_building
 from webtask_core.errors import (
     ActionError,
     BrowserCrashedError,
@@ -170,6 +170,7 @@ class TaskRun:
                 self._hold_still()  # a person looks once the overlay opened or closed; so does replay
             elif self.recorder is not None:
                 await self._settle_fresh_page()  # the recording keeps the page a replay's second look finds
+                self._hold_still()  # and reads it once it holds still, as a replayed step does
             watch = _CallWatch(self.recorder, self.commit_calls, replayer)
             step = await self.worker.step(ctx, director=replayer, watcher=watch)
         except TransientError as error:
@@ -269,7 +270,13 @@ class TaskRun:
             return
         age = await page_age_s(tab.page)
         if age is not None and age < FRESH_PAGE_S:
+            started = time.perf_counter()
             await tab.wait_for(timeout_s=RECORD_SETTLE_S)
+            # and for a widget its script builds on a timer (an editor started 2 s after the load): a
+            # recording taken before that holds a page a replay that looks later never finds
+            left = RECORD_SETTLE_S - (time.perf_counter() - started)
+            if left > 0.1:
+                await settle_building(tab.page, max_s=left)
 
     async def _prepare_tab(self) -> None:
         if not self._started:

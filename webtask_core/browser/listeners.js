@@ -67,18 +67,30 @@
       look();
     }),
   });
+  // Timeouts the page set while it was young (its first YOUNG_MS) to run within BUILD_MS: a widget
+  // its script builds a moment after the load (an editor started on a timer, a menu drawn late). A
+  // recorded step waits for those before it reads a fresh page (motion.settle_building), so the
+  // recording is not taken half-built; a poll's later timers are set when the page is no longer young.
+  const YOUNG_MS = 2500, BUILD_MS = 3000;
+  const building = new Set();
+  Object.defineProperty(window, Symbol.for('webtask.building'), { value: () => building.size });
+  const builds = (delay) => performance.now() < YOUNG_MS && (Number(delay) || 0) <= BUILD_MS;
   window.setTimeout = new Proxy(window.setTimeout, {
     apply(target, thisArg, args) {
-      if (typeof args[0] !== 'function' || !soon(args[1])) return Reflect.apply(target, thisArg, args);
+      const counted = soon(args[1]), built = builds(args[1]);
+      if (typeof args[0] !== 'function' || !(counted || built)) return Reflect.apply(target, thisArg, args);
       const callback = args[0];
       let id;
       const run = function (...given) {
-        timers.delete(id); short.delete(id); dueAt.delete(id);
+        timers.delete(id); short.delete(id); dueAt.delete(id); building.delete(id);
         return Reflect.apply(callback, this, given);
       };
       id = Reflect.apply(target, thisArg, [run, ...args.slice(1)]);
-      timers.add(id);
-      dueAt.set(id, performance.now() + (Number(args[1]) || 0));
+      if (counted) {
+        timers.add(id);
+        dueAt.set(id, performance.now() + (Number(args[1]) || 0));
+      }
+      if (built) building.add(id);
       if ((Number(args[1]) || 0) <= SHORT_MS) short.add(id);
       return id;
     },
@@ -95,7 +107,7 @@
   for (const name of ['clearTimeout', 'clearInterval']) {
     window[name] = new Proxy(window[name], {
       apply(target, thisArg, args) {
-        timers.delete(args[0]); short.delete(args[0]); dueAt.delete(args[0]);
+        timers.delete(args[0]); short.delete(args[0]); dueAt.delete(args[0]); building.delete(args[0]);
         return Reflect.apply(target, thisArg, args);
       },
     });

@@ -24,8 +24,8 @@ from playwright.async_api import Frame, Page
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.scripts import MARK_ATTRIBUTE
 
-__all__ = ["settle_motion", "still_first", "STILL_ARGS", "click_neutral_ground", "scroll_to_middle", "page_age_s",
-           "MOTION_QUIET_S", "MOTION_MAX_S"]
+__all__ = ["settle_motion", "settle_building", "still_first", "STILL_ARGS", "click_neutral_ground", "scroll_to_middle",
+           "page_age_s", "MOTION_QUIET_S", "MOTION_MAX_S"]
 
 MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
 MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold still
@@ -91,6 +91,43 @@ async def settle_motion(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: f
     async with translate_errors("wait for the page to hold still", max_s + 1.0):
         try:
             results = await asyncio.wait_for(asyncio.gather(*(still(frame) for frame in frames)), max_s + 1.0)
+        except TimeoutError:  # a main thread stuck in a script: no reason to stop the run here
+            return False
+    return all(results)
+
+
+# Until no timeout the page set while it was young is still to run (listeners.js: a widget its script
+# builds a moment after the load) and no node was added or removed for `quietMs`, or `capMs`.
+_BUILT = """([quietMs, capMs]) => new Promise((done) => {
+  const building = window[Symbol.for('webtask.building')];
+  const end = performance.now() + capMs;
+  const look = () => {
+    const now = performance.now(), changed = window[Symbol.for('webtask.changed')] ?? -Infinity;
+    const waiting = typeof building === 'function' ? building() : 0;
+    if ((!waiting && now - changed >= quietMs) || now >= end) done(!waiting);
+    else setTimeout(look, 25);
+  };
+  look();
+})"""
+
+
+async def settle_building(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: float = 3.0) -> bool:
+    """Wait until no frame of ``page`` has a widget still to build (see ``_BUILT``): what a recorded step
+    does before it reads a fresh page, so a replay that looks later finds what the recording found.
+    False when the bound ran out first."""
+    frames = [frame for frame in page.frames if not frame.is_detached()]
+
+    async def built(frame: object) -> bool:
+        try:
+            return bool(await frame.evaluate(_BUILT, [quiet_s * 1000, max_s * 1000]))  # type: ignore[attr-defined]
+        except PlaywrightError as error:
+            if is_closed_error(error) and frame is page.main_frame:
+                raise
+            return True  # a frame navigating or gone: nothing of it to wait for
+
+    async with translate_errors("wait for the page to finish building", max_s + 1.0):
+        try:
+            results = await asyncio.wait_for(asyncio.gather(*(built(frame) for frame in frames)), max_s + 1.0)
         except TimeoutError:  # a main thread stuck in a script: no reason to stop the run here
             return False
     return all(results)

@@ -181,6 +181,11 @@ CASES: list[Case] = [
     # A page still drawing when a step looks at it (issue 25, Wagtail's sidebar after the page list loaded).
     Case("late-sidebar", "nothing; 'My listings' draws an account sidebar 0.7 s after it loaded",
          site(late_sidebar=True), recording="late-sidebar", expect="zero_calls"),
+    # A widget still being built when a recorded step looked (issue 25: Cartridge's TinyMCE at load 18).
+    Case("late-editor", "nothing; the description's editor was built 2 s after the form loaded when recorded, at "
+         "once now", site(widgets=True), recording="late-editor", expect="zero_calls"),
+    Case("late-editor-replayed", "nothing; the description's editor is built 2 s after the form loads (at once "
+         "when recorded)", site(widgets=True, editor_delay_ms=2000), recording="widgets", expect="zero_calls"),
     Case("sections", "nothing; 'Country' selects under 'Ships from' and 'Ships to'", site(sections=True),
          recording="sections", expect="zero_calls"),
     Case("swap-sections", "the 'Ships from' and 'Ships to' sections swapped: the only select named ships_from now "

@@ -103,6 +103,8 @@ RECORDINGS: dict[str, Recording] = {
     "widgets-default-new": Recording(RECORDED_WIDGETS, site={"widgets": True, "condition_default": "new"}),
     "teaser": Recording(site={"teaser": True}),  # the confirm page's select lists the description's first line
     "late-sidebar": Recording(site={"late_sidebar": True}),  # "My listings" draws its sidebar 0.7 s late
+    # the description's editor built 2 s after the form loaded (TinyMCE started by a timer)
+    "late-editor": Recording(RECORDED_WIDGETS, site={"widgets": True, "editor_delay_ms": 2000}),
     "sections": Recording(site={"sections": True}),  # "Country" under "Ships from" / "Ships to"
     "vat": Recording(site={"vat_note": "Prices incl. VAT"}),  # a line of the form under the price
 }

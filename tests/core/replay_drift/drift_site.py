@@ -112,6 +112,7 @@ class Variant:
     # words, typed on the form), "No teaser" chosen; teaser_extra: one more fixed option it offers
     teaser: bool = False
     late_sidebar: bool = False  # "My listings" draws an account sidebar 0.7 s after it loaded (its script)
+    editor_delay_ms: int = 0  # the widget form's TinyMCE editor is built this long after the page loaded
     teaser_extra: str = ""
     sections: bool = False  # "Ships from"/"Ships to" as fieldsets (headings) each with a "Country" select
     vat_note: str = ""  # a line inside the form under the price ("Prices incl. VAT")

@@ -131,7 +131,9 @@ def widget_calls(data: dict[str, Any], nodes: list[Node], scope: list[Node], *, 
         return calls, False, None
     editor = editor_of(nodes)
     if editor is None or editor.element is None:
-        return [], False, "the form has no description editor"
+        # no editor (yet): a page still building it, as an editor started on a timer is; wait a moment
+        # (the task's step limit ends a page that never builds one)
+        return [*calls, ToolUse("wait_for", {"timeout_s": 3})], False, None
     shown = editor.element.attributes.get("value", "")
     if shown != data["description"]:
         more = description_calls(editor, data["description"], rich_text)

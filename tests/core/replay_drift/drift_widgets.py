@@ -45,8 +45,10 @@ _SCRIPT = """<script>
   new Tagify(document.querySelector('[name={tags}]'));
   if ({picker}) new Pikaday({{field: document.querySelector('[name={available}]'), toString: iso, ariaLabel: 'Available from',
     parse: (text) => {{ const d = new Date(text + 'T00:00:00'); return isNaN(d) ? null : d; }}}});
-  tinymce.init({{selector: 'textarea[name={description}]', license_key: 'gpl', menubar: false, statusbar: false,
-    promotion: false, plugins: 'lists', toolbar: 'bold italic | bullist numlist', height: 200}});
+  const startEditor = () => tinymce.init({{selector: 'textarea[name={description}]', license_key: 'gpl',
+    menubar: false, statusbar: false, promotion: false, plugins: 'lists', toolbar: 'bold italic | bullist numlist',
+    height: 200}});
+  if ({editor_delay}) setTimeout(startEditor, {editor_delay}); else startEditor();  // built late (Variant.editor_delay_ms)
 </script>"""
 
 _AUTOSAVE = """<p role="status" id="autosave"></p><script>
@@ -111,7 +113,8 @@ def widget_rows(variant: Variant, values: dict[str, str], description_name: str)
         rows.append(f"<div class='row'>{_caption(variant, meaning, ident)}<input type='text' {attribute}{aria} "
                     f"autocomplete='off' value='{value}'>{suggested}</div>")
     script = _SCRIPT.format(tags=_name(variant, "tags"), available=_name(variant, "available"),
-                            description=description_name, picker="true" if variant.picker else "false")
+                            description=description_name, picker="true" if variant.picker else "false",
+                            editor_delay=variant.editor_delay_ms)
     if variant.tag_suggestions:
         script += _SUGGESTION_SCRIPT.replace("{tags}", _name(variant, "tags"))
     if variant.autosave:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from webtask_core.browser import Browser
-from webtask_core.browser.motion import settle_motion
+from webtask_core.browser.motion import settle_building, settle_motion
 
 PENDING = "() => window[Symbol.for('webtask.pending')]()"
 
@@ -115,3 +115,28 @@ async def test_a_look_after_hold_still_first_sees_what_a_timer_opened(tab, page)
     observation = await tab.observe()
     assert "Royal Mail" in observation.tree
     assert not tab._runner.hold_still
+
+
+async def test_a_widget_built_on_a_timer_after_the_load_is_waited_for(widget_site):
+    # An editor its page starts 2 s after the load (issue 25: a recording read before it was built): a
+    # recorded step waits for the timers the page set while it was young; a poll set later is no build.
+    browser = await Browser.launch()
+    try:
+        tab = await browser.new_tab()
+        await tab.navigate(widget_site.url("motion.html"))
+        page = tab.page
+        assert page is not None
+        await page.evaluate("""() => setTimeout(() => {
+          const editor = document.createElement('div');
+          editor.id = 'late-editor'; editor.contentEditable = 'true'; editor.textContent = 'Body';
+          document.body.append(editor);
+        }, 1500)""")
+        assert await settle_building(page)
+        assert await page.locator("#late-editor").count() == 1
+        await page.wait_for_timeout(max(0, 2600 - await page.evaluate("performance.now()")))  # no longer young
+        await page.evaluate("() => { const poll = () => setTimeout(poll, 500); poll(); }")
+        started = await page.evaluate("performance.now()")
+        assert await settle_building(page)
+        assert await page.evaluate("performance.now()") - started < 1000
+    finally:
+        await browser.close()
