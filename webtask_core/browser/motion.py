@@ -80,18 +80,26 @@ async def settle_motion(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: f
     if not frames:
         return True
 
-    async def still(frame: object) -> bool:
+    return await _in_every_frame(page, frames, _STILL, [quiet_s * 1000, max_s * 1000], "hold still", max_s)
+
+
+async def _in_every_frame(page: Page, frames: list[Frame], script: str, arg: object, what: str, max_s: float) -> bool:
+    """Run a waiting ``script`` in each of ``frames`` at once; True when every frame's said True. A
+    frame navigating or gone has nothing to wait for; a main thread stuck in a script is no reason to
+    stop the run (False)."""
+
+    async def wait(frame: Frame) -> bool:
         try:
-            return bool(await frame.evaluate(_STILL, [quiet_s * 1000, max_s * 1000]))  # type: ignore[attr-defined]
+            return bool(await frame.evaluate(script, arg))
         except PlaywrightError as error:
             if is_closed_error(error) and frame is page.main_frame:
                 raise
-            return True  # a frame navigating or gone: nothing of it to wait for
+            return True
 
-    async with translate_errors("wait for the page to hold still", max_s + 1.0):
+    async with translate_errors(f"wait for the page to {what}", max_s + 1.0):
         try:
-            results = await asyncio.wait_for(asyncio.gather(*(still(frame) for frame in frames)), max_s + 1.0)
-        except TimeoutError:  # a main thread stuck in a script: no reason to stop the run here
+            results = await asyncio.wait_for(asyncio.gather(*(wait(frame) for frame in frames)), max_s + 1.0)
+        except TimeoutError:
             return False
     return all(results)
 
@@ -116,21 +124,7 @@ async def settle_building(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s:
     does before it reads a fresh page, so a replay that looks later finds what the recording found.
     False when the bound ran out first."""
     frames = [frame for frame in page.frames if not frame.is_detached()]
-
-    async def built(frame: object) -> bool:
-        try:
-            return bool(await frame.evaluate(_BUILT, [quiet_s * 1000, max_s * 1000]))  # type: ignore[attr-defined]
-        except PlaywrightError as error:
-            if is_closed_error(error) and frame is page.main_frame:
-                raise
-            return True  # a frame navigating or gone: nothing of it to wait for
-
-    async with translate_errors("wait for the page to finish building", max_s + 1.0):
-        try:
-            results = await asyncio.wait_for(asyncio.gather(*(built(frame) for frame in frames)), max_s + 1.0)
-        except TimeoutError:  # a main thread stuck in a script: no reason to stop the run here
-            return False
-    return all(results)
+    return await _in_every_frame(page, frames, _BUILT, [quiet_s * 1000, max_s * 1000], "finish building", max_s)
 
 
 # A point of the page no control, overlay or text field takes: the body or a plain container's
