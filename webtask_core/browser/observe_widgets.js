@@ -135,7 +135,17 @@
     return opener !== null && opener !== el && opener.getAttribute('aria-expanded') === 'false';
   }
   // A positioned box lying wholly left of or above the page (parked at -9999px): no scroll shows it.
+  // Inside a box scrolled down (an admin's editor pane), one above the box's view is not parked: the
+  // box's scroll brings it back, as it does the fields beside it (Wagtail's comment buttons of the
+  // fields scrolled out above went missing, so their number changed with where the pane stood).
   function offPage(el) {
     const r = el.getBoundingClientRect();
-    return r.right + window.scrollX < 0 || r.bottom + window.scrollY < 0;
+    if (!(r.right + window.scrollX < 0 || r.bottom + window.scrollY < 0)) return false;
+    for (let box = el.parentElement; box && box !== document.body && box !== document.documentElement;
+      box = box.parentElement) {
+      if (!box.scrollTop && !box.scrollLeft) continue;  // unscrolled: what lies above it, no scroll reaches
+      const b = box.getBoundingClientRect();
+      return r.right - b.left + box.scrollLeft < 0 || r.bottom - b.top + box.scrollTop < 0;
+    }
+    return true;
   }
