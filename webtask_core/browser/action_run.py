@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from typing import Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
@@ -24,7 +25,11 @@ from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError, BrowserCrashedError
 
-__all__ = ["ActionRunner", "GRACE_S"]
+__all__ = ["ActionRunner", "GRACE_S", "Pointer"]
+
+# What an action does with the mouse: "keyboard" acts by keys or value (the pointer is put aside first),
+# "mouse" leaves it on the page where it acted, "hover" rests it on an element on purpose, None: neither.
+Pointer = Literal["keyboard", "mouse", "hover"] | None
 
 GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
@@ -46,6 +51,7 @@ class ActionRunner:
         self._require_alive = require_alive
         self.click_navigated = False  # the current action's mouse click started a navigation
         self.hold_still = False  # the next action waits for the page to hold still first (BrowserTab.hold_still_first)
+        self.pointer_rests: Literal["aside", "mouse", "hover"] = "aside"  # where the last action left the mouse
         self._repaint: asyncio.Future[None] | None = None  # since the last screenshot
 
     def screenshot_taken(self, page: Page) -> None:
@@ -66,11 +72,17 @@ class ActionRunner:
         timeout_s: float | None = None,
         report_navigation: bool = True,
         quick: bool = False,
+        pointer: Pointer = None,
     ) -> str:
         """Run one action on the active page, let the page settle, say what happened (``quick``: an
-        action that sets a value, see ``settle``)."""
+        action that sets a value, see ``settle``; ``pointer``: what it does with the mouse, see
+        ``put_pointer_aside``)."""
         self._require_alive()
         page = await self._tabs.ensure_active()
+        if pointer == "keyboard":
+            await self.put_pointer_aside(page)
+        elif pointer is not None:
+            self.pointer_rests = pointer  # from its first move on, even if it fails after
         await self.take_hold_still(page)
         navigations, pages, blocked = self._tabs.navigations(page), list(self._tabs.pages), len(self._policy.blocked)
         self._tabs.notes.clear()
@@ -119,6 +131,18 @@ class ActionRunner:
                 parts.append(f"opened tab {self._tabs.index_of(new)}: {new.url} (use switch_tab to look at it)")
         parts.extend(self._tabs.notes)
         return "; ".join(parts)
+
+    async def put_pointer_aside(self, page: Page) -> None:
+        """Before keys are typed: take the mouse off the page, as a hand leaves it to type, unless it was
+        put on an element on purpose (hover). Where a click left it, what its hover shows (a field's
+        comment button, a suggestion list's highlighted item Enter would pick) depends on how far the
+        page moved under it since: on another item's page, with other texts, that is somewhere else, so a
+        replayed step would see controls its recording did not. Off the page the hover is the same for both."""
+        if self.pointer_rests != "mouse":
+            return
+        self.pointer_rests = "aside"
+        async with translate_errors("move the mouse off the page", self._config.action_timeout_s):
+            await page.mouse.move(-1, -1)
 
     async def take_hold_still(self, page: Page) -> None:
         """Hold still now if the next action was to (an action on an element does it in its probe)."""

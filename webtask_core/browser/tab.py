@@ -12,7 +12,7 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser import actions, editors, files, listbox, page_actions, slider
-from webtask_core.browser.action_run import GRACE_S, ActionRunner
+from webtask_core.browser.action_run import GRACE_S, ActionRunner, Pointer
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
 from webtask_core.browser.declared_roots import DeclaredRoots
 from webtask_core.browser.domains import DomainPolicy
@@ -209,7 +209,7 @@ class BrowserTab:
 
     async def _on_element(
         self, verb: str, element_id: str, perform: Callable[[Target], Awaitable[str]], *, scroll: bool = True,
-        quick: bool = False,
+        quick: bool = False, pointer: Pointer = None,
     ) -> str:
         self._require_alive()
         hold_still, self._runner.hold_still = self._runner.hold_still, False
@@ -221,13 +221,15 @@ class BrowserTab:
             self._runner.click_navigated = target.navigating
             return message
 
-        return await self._run(f"{verb} {element_id}", operation, quick=quick)
+        return await self._run(f"{verb} {element_id}", operation, quick=quick, pointer=pointer)
 
     async def click(self, element_id: str) -> str:
-        return await self._on_element("click", element_id, lambda t: actions.click(t, self._config.action_timeout_s))
+        return await self._on_element("click", element_id, lambda t: actions.click(t, self._config.action_timeout_s),
+                                      pointer="mouse")
 
     async def hover(self, element_id: str) -> str:
-        return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s))
+        return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s),
+                                      pointer="hover")
 
     async def fill(self, element_id: str, text: str, *, conceal: bool = False) -> str:
         """``conceal``: ``text`` holds a secret; the field draws it as dots (``actions.CONCEAL``)."""
@@ -235,14 +237,16 @@ class BrowserTab:
 
         async def perform(target: Target) -> str:
             if slider.is_slider(target):
+                self._runner.pointer_rests = "mouse"  # it may drag the handle
                 return await slider.set_slider(target, text, timeout)
             if editors.is_editor(target) and not conceal:
+                self._runner.pointer_rests = "mouse"  # it clicks the caret in
                 return await editors.fill_editor(target, text, timeout)
             if conceal:
                 await actions.conceal(target, timeout)
             return await actions.fill(target, text, timeout)
 
-        return await self._on_element("fill", element_id, perform, quick=True)
+        return await self._on_element("fill", element_id, perform, quick=True, pointer="keyboard")
 
     async def type(self, text: str, element_id: str | None = None, *, conceal: bool = False) -> str:
         """``conceal``: ``text`` holds a secret; the field draws it as dots (``actions.CONCEAL``)."""
@@ -254,9 +258,10 @@ class BrowserTab:
                     await actions.conceal(target, timeout)
                 return await actions.type_into(target, text, timeout)
 
-            return await self._on_element("type into", element_id, perform)
+            return await self._on_element("type into", element_id, perform, pointer="keyboard")
 
-        return await self._run("type", lambda page: actions.type_with_keyboard(page, text, conceal=conceal))
+        return await self._run("type", lambda page: actions.type_with_keyboard(page, text, conceal=conceal),
+                               pointer="keyboard")
 
     async def select_option(self, element_id: str, option: str | Sequence[str]) -> str:
         """Choose an option (several: a list, for a select that takes several) of a native <select> or of
@@ -271,11 +276,12 @@ class BrowserTab:
                 return await actions.select_option(target, wanted, timeout)
             return await listbox.choose(target, wanted, timeout)
 
-        return await self._on_element("select an option of", element_id, perform, quick=True)
+        return await self._on_element("select an option of", element_id, perform, quick=True, pointer="mouse")
 
     async def check(self, element_id: str, checked: bool = True) -> str:
         timeout = self._config.action_timeout_s
-        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout), quick=True)
+        return await self._on_element("check", element_id, lambda t: actions.set_checked(t, checked, timeout), quick=True,
+                                      pointer="mouse")
 
     async def press_key(self, key: str, element_id: str | None = None, times: int = 1) -> str:
         if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= PRESS_TIMES_MAX:
@@ -283,7 +289,7 @@ class BrowserTab:
         if element_id is not None:
             timeout = self._config.action_timeout_s
             return await self._on_element(
-                "press a key on", element_id, lambda t: actions.press_on(t, key, timeout, times),
+                "press a key on", element_id, lambda t: actions.press_on(t, key, timeout, times), pointer="keyboard",
             )
 
         async def operation(page: Page) -> str:
@@ -291,7 +297,7 @@ class BrowserTab:
                 await page.keyboard.press(key)
             return f"pressed {key}" + (f" {times} times" if times > 1 else "")
 
-        return await self._run(f"press {key}", operation)
+        return await self._run(f"press {key}", operation, pointer="keyboard")
 
     async def drag(
         self, element_id: str, to_element_id: str | None = None, offset_x: float = 0, offset_y: float = 0
@@ -319,7 +325,7 @@ class BrowserTab:
                         )
             return await drag_element(source, onto, offset_x, offset_y)
 
-        return await self._run(f"drag {element_id}", operation)
+        return await self._run(f"drag {element_id}", operation, pointer="mouse")
 
     async def scroll(self, direction: Literal["up", "down"] = "down", amount: float = 1.0, element_id: str | None = None) -> str:
         if direction not in ("up", "down"):
@@ -341,7 +347,8 @@ class BrowserTab:
         element opens when clicked (see browser/files.py)."""
         timeout = self._config.action_timeout_s
         return await self._on_element(
-            "upload to", element_id, lambda t: files.upload(t, list(paths), timeout), scroll=False, quick=True
+            "upload to", element_id, lambda t: files.upload(t, list(paths), timeout), scroll=False, quick=True,
+            pointer="mouse",
         )
 
     # --- page-level actions -------------------------------------------------------------------
