@@ -7,14 +7,19 @@ field, where the list opens on a timer and a server's answer, so a replay runnin
 back can press Enter just after it opened). The signs that a press did nothing are on the page: the
 field still holds the typed text, and the text shows nowhere more than before (no new chip).
 :func:`item_field` reads them; :func:`confirm_item_added` compares them after the press and, when it
-did nothing, closes an open suggestion list (Escape: it keeps the typed text), lets the page settle
-and presses once more. Never the text again, never a second press once a chip showed; a widget that
-still takes nothing refuses the value, which is an :class:`ActionError` naming it.
+did nothing, does what a person does: with the list open, clicks the suggestion that says exactly the
+item; else closes the list (Escape) and presses once more. Escape may put back what the list was
+searched for (jQuery UI's autocomplete restores the term it searched, a few letters short when the
+search started while the item was still being typed): the item is then typed again over it, once.
+Never a second press once a chip showed; a widget that still takes nothing refuses the value, which
+is an :class:`ActionError` naming it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 from playwright.async_api import Page
@@ -28,10 +33,12 @@ __all__ = ["ItemField", "item_field", "confirm_item_added"]
 
 logger = logging.getLogger(__name__)
 
+_SUGGESTION_WAIT_S = 2.0  # for a list searching again to show the item typed over the term Escape put back
+
 # The focused field, its text, how many visible elements show `text` (chips; not the field, not a
 # suggestion list) and whether a suggestion list is open beside it: the field says so (aria-expanded),
 # or a floating box (positioned absolute or fixed) touches its box, holding items, not the field.
-_ITEM_FIELD = """(text) => {
+_ITEM_FIELD = """([text, mark]) => {
   """ + DEEP_ACTIVE + """
   if (!a) return null;
   const field = a.matches('input, textarea') ? a : (a.isContentEditable ? a : null);
@@ -66,7 +73,15 @@ _ITEM_FIELD = """(text) => {
     if (el.closest('select, option, script, style, template')) continue;
     if (el.getClientRects().length) shown += 1;
   }
-  return {value, shown, open};
+  // the open list's option that says exactly the item (marked when asked, to be clicked as a person picks it)
+  const option = lists.flatMap((list) => [...list.querySelectorAll('li, [role=option], a, div')])
+    .find((el) => (el.matches('li, [role=option]') || !el.children.length)
+      && fold(el.textContent) === wanted && el.getClientRects().length > 0);
+  if (mark) {
+    document.querySelectorAll('[data-webtask-pick]').forEach((el) => el.removeAttribute('data-webtask-pick'));
+    if (option) option.setAttribute('data-webtask-pick', '');
+  }
+  return {value, shown, open, pick: !!option};
 }"""
 
 
@@ -78,16 +93,19 @@ class ItemField:
     value: str
     shown: int
     list_open: bool
+    suggested: bool = False  # the open list holds an option saying exactly the item (marked data-webtask-pick)
 
 
-async def item_field(page: Page, text: str) -> ItemField | None:
-    """The focused text field as it stands for the item ``text``; None when no text field has the focus."""
+async def item_field(page: Page, text: str, *, mark: bool = False) -> ItemField | None:
+    """The focused text field as it stands for the item ``text``; None when no text field has the focus.
+    ``mark``: mark the open list's option saying exactly ``text`` for :func:`_pick_suggestion`."""
     async with translate_errors("read the focused field", MOTION_MAX_S):
         frame = await focused_frame(page)
-        found = await frame.evaluate(_ITEM_FIELD, text)
+        found = await frame.evaluate(_ITEM_FIELD, [text, mark])
     if not isinstance(found, dict):
         return None
-    return ItemField(value=str(found["value"]), shown=int(found["shown"]), list_open=bool(found["open"]))
+    return ItemField(value=str(found["value"]), shown=int(found["shown"]), list_open=bool(found["open"]),
+                     suggested=bool(found.get("pick")))
 
 
 def _did_nothing(before: ItemField | None, after: ItemField | None, text: str) -> bool:
@@ -99,22 +117,28 @@ def _did_nothing(before: ItemField | None, after: ItemField | None, text: str) -
 
 async def confirm_item_added(page: Page, key: str, text: str, before: ItemField | None) -> str:
     """After ``key`` was pressed to add the typed item ``text`` (``before``: the field just before
-    the press): '' when it did something; when it did nothing, the note of a second press that did;
-    an ActionError when the second did nothing either (see the module docstring)."""
-    after = await item_field(page, text)
+    the press): '' when it did something; when it did nothing, the note of what added it after all;
+    an ActionError when nothing did (see the module docstring)."""
+    after = await item_field(page, text, mark=True)
     if not _did_nothing(before, after, text):
         return ""
     assert after is not None  # _did_nothing says so
     why = "its suggestion list was open" if after.list_open else "the field did not take it"
+    if after.suggested and await _pick_suggestion(page, text, before):
+        logger.info("the first %s added no item %r (%s); picked it in the list", key, text, why)
+        return f" (the first {key} added no item: {why}; picked {text!r} in the list)"
     closed = ""
     if after.list_open:
-        async with translate_errors("press Escape", MOTION_MAX_S):
-            await page.keyboard.press("Escape")
+        now = await _close_list(page, key, text, why)
         closed = " after Escape closed the suggestion list"
-        now = await item_field(page, text)
-        if now is None or now.value != after.value:  # Escape did more than close the list: stop here
-            raise ActionError(f"pressed {key} to add {text!r}, but no item was added ({why}); Escape to close the "
-                              "list changed the field, so it was not pressed again")
+        if now.value != after.value:
+            closed = f" after Escape closed the suggestion list and put back {now.value!r} (typed {text!r} again)"
+            again = await _type_again(page, text)
+            if again is not None and again.suggested and await _pick_suggestion(page, text, before):
+                logger.info("%s added no item %r (%s);%s and picked it in the list", key, text, why, closed)
+                return f" (the first {key} added no item: {why}{closed}; picked {text!r} in the list)"
+            if again is not None and again.list_open:  # open again for this very text: Escape leaves it as it is
+                await _close_list(page, key, text, why)
     await settle_motion(page)
     async with translate_errors(f"press {key}", MOTION_MAX_S):
         await page.keyboard.press(key)
@@ -124,3 +148,42 @@ async def confirm_item_added(page: Page, key: str, text: str, before: ItemField 
                           f"{text!r} was added; the widget does not take this value")
     logger.info("the first %s added no item %r (%s); pressed again%s", key, text, why, closed)
     return f" (the first {key} added no item: {why}; pressed again{closed})"
+
+
+async def _close_list(page: Page, key: str, text: str, why: str) -> ItemField:
+    """Escape, to close the suggestion list beside the focused field; the field as it then stands. An
+    ActionError when the field lost the focus."""
+    async with translate_errors("press Escape", MOTION_MAX_S):
+        await page.keyboard.press("Escape")
+    now = await item_field(page, text)
+    if now is None:
+        raise ActionError(f"pressed {key} to add {text!r}, but no item was added ({why}); Escape took the focus "
+                          "from the field, so it was not pressed again")
+    return now
+
+
+async def _pick_suggestion(page: Page, text: str, before: ItemField | None) -> bool:
+    """Click the open list's option that says exactly ``text`` (the one :func:`item_field` marked), then
+    take the mouse off the page again (what its hover shows must not depend on where the list was);
+    True when that added the item."""
+    async with translate_errors(f"pick {text!r} in the suggestion list", MOTION_MAX_S * 2):
+        frame = await focused_frame(page)
+        await frame.locator("[data-webtask-pick]").first.click(timeout=MOTION_MAX_S * 1000)
+        await page.mouse.move(-1, -1)
+    await settle_motion(page)
+    return not _did_nothing(before, await item_field(page, text), text)
+
+
+async def _type_again(page: Page, text: str) -> ItemField | None:
+    """Escape put something else back into the field (the term its list was searched for): select it and
+    type the item over it, then give the list's search (its timers, its request) a moment to show the
+    item; the field as it then stands (its option marked when the list shows it)."""
+    async with translate_errors(f"type {text!r} again", MOTION_MAX_S * 2 + len(text) * 0.05):
+        await page.keyboard.press("ControlOrMeta+a")
+        await page.keyboard.type(text)
+    deadline = time.monotonic() + _SUGGESTION_WAIT_S
+    while True:
+        now = await item_field(page, text, mark=True)
+        if now is None or now.suggested or time.monotonic() > deadline:
+            return now
+        await asyncio.sleep(0.1)

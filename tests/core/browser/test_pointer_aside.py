@@ -1,6 +1,7 @@
 """Before keys are typed the mouse leaves the page (ActionRunner.put_pointer_aside), unless a hover put
-it on an element on purpose: what a hover shows (a field's comment button, a list row's actions) must not depend on where a click left the mouse and how far the page moved
-under it since, or a replayed step sees controls its recording did not."""
+it on an element on purpose: what a hover shows (a field's comment button, a list row's actions) must
+not depend on where a click left the mouse and how far the page moved under it since, or a replayed
+step sees controls its recording did not."""
 
 from __future__ import annotations
 
