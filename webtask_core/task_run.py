@@ -26,7 +26,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
-from webtask_core.browser.item_press import ItemField, confirm_item_added, item_field
+from webtask_core.browser.item_press import ItemField, confirm_item_added, item_field, press_needed
 from webtask_core.browser.motion import page_age_s, settle_building
 from webtask_core.errors import (
     ActionError,
@@ -392,9 +392,17 @@ class _CallWatch:
         self.committed: str | None = None  # the first call that started and may have submitted
         self.commits = commits if commits is not None else []  # every commit call started (for the read-back)
 
-    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
+    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> str | None:
+        """Just before ``call`` runs; a note when it need not run (it is then done without running)."""
         if call.id.startswith("replay_") and not first and tab.page is not None:
             tab.hold_still_first()  # the last call may have opened a picker, a modal may still fade
+        item = self._item_of(call)
+        self._item_before = await item_field(tab.page, item) if item is not None and tab.page is not None else None
+        if item is not None:
+            key = str(call.input.get("key", "")) if isinstance(call.input, dict) else ""
+            if (note := press_needed(self._item_before, key, item)) is not None:
+                self._item_before = None
+                return note  # not started: nothing to watch, record or count as a submit
         self.started.append(call.id)
         if isinstance(call.input, dict):
             element_id = call.input.get("element_id")
@@ -409,8 +417,7 @@ class _CallWatch:
                     self.committed = describe_call(call.name, call.input)
         if self.recorder is not None:
             await self.recorder.before_call(call, observation, first, tab)
-        item = self._item_of(call)
-        self._item_before = await item_field(tab.page, item) if item is not None and tab.page is not None else None
+        return None
 
     async def after_call(self, call: ToolCall, message: str, tab: BrowserTab) -> str:
         """A replayed key press that should have added the item typed before it to a list widget: when it

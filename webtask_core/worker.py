@@ -44,8 +44,9 @@ SessionProvider = Callable[[], "BrowserTab"]
 class Watcher(Protocol):
     """Looks at the page between the calls of a step (replay's recorder, before a submit)."""
 
-    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> None:
-        """Called just before ``call`` runs (``first``: no call of this step ran before it)."""
+    async def before_call(self, call: ToolCall, observation: Observation, first: bool, tab: BrowserTab) -> str | None:
+        """Called just before ``call`` runs (``first``: no call of this step ran before it); a note it
+        returns says the call need not run (it is then done with that note, not run)."""
 
     async def after_call(self, call: ToolCall, message: str, tab: BrowserTab) -> str:
         """Called once ``call`` ran, with its message; returns it (an ActionError fails the call)."""
@@ -256,8 +257,8 @@ class Worker:
 
         before_call = after_call = None
         if watcher is not None:
-            async def before_call(call: ToolCall, first: bool) -> None:
-                await watcher.before_call(call, observation, first, tab)
+            async def before_call(call: ToolCall, first: bool) -> str | None:
+                return await watcher.before_call(call, observation, first, tab)
 
             async def after_call(call: ToolCall, message: str) -> str:
                 return await watcher.after_call(call, message, tab)

@@ -29,7 +29,7 @@ from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
 from webtask_core.browser.motion import MOTION_MAX_S, settle_motion
 from webtask_core.errors import ActionError
 
-__all__ = ["ItemField", "item_field", "confirm_item_added"]
+__all__ = ["ItemField", "item_field", "press_needed", "confirm_item_added"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,23 @@ async def item_field(page: Page, text: str, *, mark: bool = False) -> ItemField 
         return None
     return ItemField(value=str(found["value"]), shown=int(found["shown"]), list_open=bool(found["open"]),
                      suggested=bool(found.get("pick")))
+
+
+def press_needed(before: ItemField | None, key: str, text: str) -> str | None:
+    """Before ``key`` is pressed to add the typed item ``text``: None when the focused field holds it
+    (press). When the field lost it, a press would not add it (in an empty field Enter can submit the
+    form: Wagtail's tag field then saves the page as a draft): the note that it is not needed when the
+    item shows outside the field already (the widget made its chip as the field lost the focus), an
+    ActionError when it shows nowhere. None (no text field has the focus) is left to the press."""
+    if before is None or not text.strip():
+        return None
+    if " ".join(text.split()).casefold() in " ".join(before.value.split()).casefold():
+        return None
+    if before.shown > 0:
+        return f"not pressed: {text!r} shows already (the widget added it) and the field holds {before.value!r}"
+    raise ActionError(f"{key} was to add the item {text!r}, but the focused field holds {before.value!r} and the "
+                      "item shows nowhere: pressed now it would not add it (in an empty field it can submit the "
+                      "form), so it was not pressed")
 
 
 def _did_nothing(before: ItemField | None, after: ItemField | None, text: str) -> bool:

@@ -94,13 +94,14 @@ class ToolRegistry:
     async def run_calls(
         self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str,
         on_call: Callable[[ToolCall], None] | None = None,
-        before_call: Callable[[ToolCall, bool], Awaitable[None]] | None = None,
+        before_call: Callable[[ToolCall, bool], Awaitable[str | None]] | None = None,
         after_call: Callable[[ToolCall, str], Awaitable[str]] | None = None,
     ) -> list[CallOutcome]:
         """Run one reply's calls in order (see the module docstring for the rules); ``on_call`` is
         told of each call just before it runs, and ``before_call`` awaited then (with whether it is
-        the first call of the reply to run); ``after_call`` is given each call that ran and its
-        message, and returns the message (an ActionError from it fails the call)."""
+        the first call of the reply to run; a note it returns says the call need not run: it is done
+        with that note, not run); ``after_call`` is given each call that ran and its message, and
+        returns the message (an ActionError from it fails the call)."""
         outcomes: list[CallOutcome] = []
         failed: str | None = None
         moved_to: str | None = None
@@ -135,11 +136,13 @@ class ToolRegistry:
                     continue
                 if on_call is not None:
                     on_call(call)
-                if before_call is not None:
-                    await before_call(call, not outcomes)
-                message = await tool.run(params, ctx)
-                if after_call is not None:
-                    message = await after_call(call, message or "")
+                needless = await before_call(call, not outcomes) if before_call is not None else None
+                if needless is not None:
+                    message = needless
+                else:
+                    message = await tool.run(params, ctx)
+                    if after_call is not None:
+                        message = await after_call(call, message or "")
             except ActionError as exc:
                 failed = call.name
                 outcomes.append(

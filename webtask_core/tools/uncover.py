@@ -33,7 +33,7 @@ _WEIGHS = re.compile(r"\b(sure|confirm\w*|warn\w*|error\w*|delet\w*|remov\w*|dis
 
 async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcomes: list[CallOutcome], ctx: ToolContext,
                           *, page_url: str, on_call: Callable[[ToolCall], None] | None = None,
-                          before_call: Callable[[ToolCall, bool], Awaitable[None]] | None = None,
+                          before_call: Callable[[ToolCall, bool], Awaitable[str | None]] | None = None,
                           after_call: Callable[[ToolCall, str], Awaitable[str]] | None = None) -> list[CallOutcome]:
     """``outcomes`` with the first call that failed because something covered its element run again
     (and the calls after it) once the cover was closed; as they were when that is not the case."""

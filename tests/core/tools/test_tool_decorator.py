@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -12,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from webtask_core import tool
 from webtask_core.errors import ActionError, ConfigError
+from webtask_core.llm.types import ToolCall
 from webtask_core.resources import ResourceSet
 from webtask_core.tools import (
     FunctionTool,
@@ -292,3 +294,31 @@ def test_user_tools_refuses_clashes_and_things_that_are_not_tools(tools, message
         user_tools(tools)
     assert caught.value.parameter == "tools"
     assert message in caught.value.problem
+
+
+async def test_a_call_before_call_says_is_not_needed_is_done_with_its_note_and_not_run():
+    ran: list[str] = []
+
+    @tool()
+    async def note_sku(sku: str) -> str:
+        """Note a SKU."""
+        ran.append(sku)
+        return f"noted {sku}"
+
+    async def before_call(call: ToolCall, first: bool) -> str | None:
+        return "not needed: shown already" if call.input["sku"] == "B" else None
+
+    after: list[str] = []
+
+    async def after_call(call: ToolCall, message: str) -> str:
+        after.append(message)
+        return message
+
+    calls = [ToolCall(id=f"t{n}", name="note_sku", input={"sku": sku}) for n, sku in enumerate("ABC")]
+    # The registry reads only the tab's URL after each call; these calls never touch a page.
+    ctx = dataclasses.replace(_context(), tab=SimpleNamespace(url="http://shop.test/"))  # type: ignore[arg-type]
+    outcomes = await ToolRegistry([note_sku]).run_calls(calls, ctx, page_url="http://shop.test/",
+                                                        before_call=before_call, after_call=after_call)
+    assert [(outcome.ok, outcome.message) for outcome in outcomes] == [
+        (True, "noted A"), (True, "not needed: shown already"), (True, "noted C")]
+    assert ran == ["A", "C"] and after == ["noted A", "noted C"]  # neither run nor watched after
