@@ -224,12 +224,12 @@ class BrowserTab:
         return await self._run(f"{verb} {element_id}", operation, quick=quick, pointer=pointer)
 
     async def click(self, element_id: str) -> str:
-        return await self._on_element("click", element_id, lambda t: actions.click(t, self._config.action_timeout_s),
-                                      pointer="mouse")
+        timeout = self._config.action_timeout_s
+        return await self._on_element("click", element_id, lambda t: actions.click(t, timeout), pointer="mouse")
 
     async def hover(self, element_id: str) -> str:
-        return await self._on_element("hover", element_id, lambda t: actions.hover(t, self._config.action_timeout_s),
-                                      pointer="hover")
+        timeout = self._config.action_timeout_s
+        return await self._on_element("hover", element_id, lambda t: actions.hover(t, timeout), pointer="hover")
 
     async def fill(self, element_id: str, text: str, *, conceal: bool = False) -> str:
         """``conceal``: ``text`` holds a secret; the field draws it as dots (``actions.CONCEAL``)."""
@@ -260,8 +260,7 @@ class BrowserTab:
 
             return await self._on_element("type into", element_id, perform, pointer="keyboard")
 
-        return await self._run("type", lambda page: actions.type_with_keyboard(page, text, conceal=conceal),
-                               pointer="keyboard")
+        return await self._run("type", lambda p: actions.type_with_keyboard(p, text, conceal=conceal), pointer="keyboard")
 
     async def select_option(self, element_id: str, option: str | Sequence[str]) -> str:
         """Choose an option (several: a list, for a select that takes several) of a native <select> or of
@@ -347,9 +346,7 @@ class BrowserTab:
         element opens when clicked (see browser/files.py)."""
         timeout = self._config.action_timeout_s
         return await self._on_element(
-            "upload to", element_id, lambda t: files.upload(t, list(paths), timeout), scroll=False, quick=True,
-            pointer="mouse",
-        )
+            "upload to", element_id, lambda t: files.upload(t, list(paths), timeout), scroll=False, quick=True, pointer="mouse")
 
     # --- page-level actions -------------------------------------------------------------------
 
