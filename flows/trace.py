@@ -123,6 +123,10 @@ class RunTrace:
             self._keep_reason = "the task did not complete"
         elif handed_over:
             self._keep_reason = "replay handed over to the model"
+        if self._keep_reason is None and self.recorder is not None:
+            # Dropped at the end anyway: the browser ends the trace without saving and scrubbing it
+            # (~0.3 s a listing). A run that still fails after this keeps it (BrowserRuntime's exit).
+            self.recorder.keep = False
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
