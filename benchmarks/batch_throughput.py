@@ -178,8 +178,11 @@ class RunTimes:
         return {
             "wall_in_flight": round(wall_s * concurrency / count, 2), "run": run_s,
             "steps": step_task_s, "observe": mean(steps("observe_ms")), "model": mean(steps("model_ms")),
-            "act": mean(steps("act_ms")), "step_artifacts": artifact_s,
-            "step_task_rest": round(step_task_s - step_s - artifact_s, 2),  # Prefect's task run, snapshot, naming
+            "act": mean(steps("act_ms")),
+            # the step task beyond Worker.step: Prefect's task run, the snapshot, naming (and, before they
+            # were written beside the next step, the step's artifact and spend record)
+            "step_task_beyond_worker": round(step_task_s - step_s, 2),
+            "step_records": artifact_s,  # writing them, wherever it happened
             "run_outside_steps": round(run_s - step_task_s, 2),  # tab, start page, read-back, trace, artifacts
             "batch_around_run": round(wall_s * concurrency / count - run_s, 2),  # subflow start/end, ledger, login's share
         }
