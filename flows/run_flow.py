@@ -215,7 +215,7 @@ async def run_webtask(
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
                            tracer=trace.recorder, flow_run_id=flow_run_id)
-        stack.callback(step_run.abandon)  # a run ending on an error leaves no step record being written
+        stack.push_async_callback(step_run.finish_records)  # a run ending on an error still writes them
         run_step = step_task()
         task_ms: dict[int, float] = {}
         if waiting is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import time
 from collections.abc import Awaitable
@@ -52,6 +53,9 @@ __all__ = [
 STEP_RETRIES = 3  # after the model SDK's own retries
 STEP_RETRY_DELAY_S = 2.0  # first delay; then 4, 8 s — each with jitter
 STEP_RETRY_JITTER = 0.5
+RECORDS_WAIT_S = 30.0  # how long a failing run still waits for its steps' artifacts to be written
+
+logger = logging.getLogger(__name__)
 
 
 class StepRun:
@@ -120,10 +124,21 @@ class StepRun:
             self._publishing = None
             raise publishing.exception()  # type: ignore[misc]
 
-    def abandon(self) -> None:
-        """The run ends on an error: records still being written are cancelled with it."""
-        if self._publishing is not None and not self._publishing.done():
-            self._publishing.cancel()
+    async def finish_records(self) -> None:
+        """The run ends on an error: the records still being written are written all the same (within
+        ``RECORDS_WAIT_S``); one that cannot be is logged, and the run's own error stands."""
+        publishing, self._publishing = self._publishing, None
+        if publishing is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(publishing), timeout=RECORDS_WAIT_S)
+        except TimeoutError:
+            publishing.cancel()
+            logger.warning("A step's artifact was still being written %.0f s after the run failed: given up",
+                           RECORDS_WAIT_S)
+        except Exception as error:  # the run already failed: its own error is what it reports
+            logger.warning("A step's artifact could not be written: %s: %s", type(error).__name__,
+                           self.secrets.scrub(str(error)))
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
         return f"StepRun({self.task_run!r})"
