@@ -134,6 +134,60 @@ class MemorySampler:
         return round(median(0.8, 0.9) - median(0.1, 0.2), 1)
 
 
+class RunTimes:
+    """Every listing's ``WebtaskResult`` as the batch reads it (its step timings: where a listing's
+    time went), kept by wrapping ``webtask_flows.run_result.webtask_result`` while a level runs."""
+
+    def __init__(self) -> None:
+        self.results: list = []
+
+    def __enter__(self) -> RunTimes:
+        import webtask_flows.run_result as run_result
+
+        self._module, self._original = run_result, run_result.webtask_result
+
+        async def keeping(state: object) -> object:
+            outcome = await self._original(state)
+            self.results.append(outcome)
+            return outcome
+
+        run_result.webtask_result = keeping  # runs.py imports it at each call
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._module.webtask_result = self._original
+
+    def seconds_per_listing(self, wall_s: float, concurrency: int) -> dict[str, float]:
+        """Where a listing's wall time went, averaged over the level's listings: the run-webtask run
+        (its steps: observe, model, act, the step task around them; the rest of the run: opening the
+        tab, the read-back, closing) and what the batch spent around each run (its share of the
+        level's wall time with ``concurrency`` in flight, minus the run)."""
+        runs = self.results
+        if not runs:
+            return {}
+        count = len(runs)
+
+        def mean(value: Callable[[object], float]) -> float:
+            return round(sum(value(run) for run in runs) / count, 2)
+
+        def steps(field: str) -> Callable[[object], float]:
+            return lambda run: sum(getattr(t, field) for t in run.step_timings) / 1000.0  # type: ignore[attr-defined]
+
+        run_s = mean(lambda run: run.duration_s)  # type: ignore[attr-defined]
+        step_task_s, step_s, artifact_s = mean(steps("task_ms")), mean(steps("step_ms")), mean(steps("artifact_ms"))
+        return {
+            "wall_in_flight": round(wall_s * concurrency / count, 2), "run": run_s,
+            "steps": step_task_s, "observe": mean(steps("observe_ms")), "model": mean(steps("model_ms")),
+            "act": mean(steps("act_ms")),
+            # the step task beyond Worker.step: Prefect's task run, the snapshot, naming (and, before they
+            # were written beside the next step, the step's artifact and spend record)
+            "step_task_beyond_worker": round(step_task_s - step_s, 2),
+            "step_records": artifact_s,  # writing them, wherever it happened
+            "run_outside_steps": round(run_s - step_task_s, 2),  # tab, start page, read-back, trace, artifacts
+            "batch_around_run": round(wall_s * concurrency / count - run_s, 2),  # subflow start/end, ledger, login's share
+        }
+
+
 def _is_task(request: dict) -> bool:
     """A request of the worker (its first message holds the task), not of the read-back."""
     from webtask_core.testing.request_view import task_text
@@ -156,7 +210,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
     from webtask_core.testing.processes import cpu_by_part
 
     cpu_before = cpu_by_part() or {}
-    with MemorySampler(finished=lambda: len(shop.listings())) as memory:  # type: ignore[attr-defined]
+    with MemorySampler(finished=lambda: len(shop.listings())) as memory, RunTimes() as times:  # type: ignore[attr-defined]
         started = time.perf_counter()
         state = await batch_listing_upload(
             manifest=str(manifest), site_url=shop.url("/listings"), username="demo",  # type: ignore[attr-defined]
@@ -190,6 +244,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         "chromium_processes_more_at_end_by_listing": memory.growth_by_listing(count, "chromium_processes"),
         # CPU seconds per listing: Chromium's processes, the other child processes (Playwright's
         # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
+        "seconds_per_listing": times.seconds_per_listing(seconds, concurrency),
         "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
     }
 
@@ -215,7 +270,8 @@ async def main(count: int, levels: list[int], latency_s: float, growth: bool = F
                   f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
                   f"{row['model_requests_per_listing']} model requests per listing + {row['login_requests']} "
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
-                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s",
+                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s; "
+                  f"seconds per listing {row['seconds_per_listing']}",
                   flush=True)
     if growth:
         row = rows[-1]
@@ -248,6 +304,7 @@ async def main(count: int, levels: list[int], latency_s: float, growth: bool = F
           f"memory per extra concurrent listing: {per_listing} MiB "
           f"(base at concurrency {first['concurrency']}: {first['peak_pss_mib']} MiB)")
     return {"benchmark": "batch_throughput", "model_latency_s": latency_s, "levels": rows,
+            "listings_per_minute": {str(row["concurrency"]): row["listings_per_minute"] for row in rows},
             "speedup": speedup, "target_speedup": 2.5, "mib_per_concurrent_listing": per_listing}
 
 

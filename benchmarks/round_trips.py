@@ -50,6 +50,7 @@ class RoundTrips:
         self.by_caller: Counter[str] = Counter()
         self.one_way = 0
         self.events: Counter[str] = Counter()  # messages the driver sent on its own: events, objects made
+        self.sent_bytes = 0  # the asked messages' parameters as JSON (scripts sent whole weigh here)
 
     @property
     def total(self) -> int:
@@ -60,6 +61,7 @@ class RoundTrips:
         self.by_caller.clear()
         self.events.clear()
         self.one_way = 0
+        self.sent_bytes = 0
 
     @contextmanager
     def counting(self) -> Iterator[RoundTrips]:
@@ -72,6 +74,7 @@ class RoundTrips:
             else:
                 counter.by_method[f"{owner._type}.{method}"] += 1
                 counter.by_caller[_asker()] += 1
+                counter.sent_bytes += len(json.dumps(params, default=str))
             return original(connection, owner, method, params, options)
 
         dispatch = Connection.dispatch
@@ -147,6 +150,7 @@ async def run(listings: int, top: int) -> dict[str, Any]:
                 replayed = RoundTrips()
                 replayed.by_method, replayed.by_caller, replayed.one_way, replayed.events = (
                     Counter(counter.by_method), Counter(counter.by_caller), counter.one_way, Counter(counter.events))
+                replayed.sent_bytes = counter.sent_bytes
                 counter.reset()
                 for number in range(listings):
                     data = fields(f"HD-{number:03d}", number + 3, shop.url("/listings"))
@@ -161,7 +165,8 @@ async def run(listings: int, top: int) -> dict[str, Any]:
     per_listing = replayed.total / listings
     print(f"outcomes {outcomes}, model calls {steps}")
     print(f"round trips per replayed listing: {per_listing:.1f} (by hand on the same path: {by_hand:.1f}); "
-          f"one-way messages {replayed.one_way / listings:.1f}")
+          f"one-way messages {replayed.one_way / listings:.1f}; "
+          f"{replayed.sent_bytes / listings / 1024:.0f} KiB of parameters sent per replayed listing")
     print(f"messages the driver sent unasked (events, objects it made) per replayed listing: "
           f"{sum(replayed.events.values()) / listings:.1f} (by hand: {hand_events:.1f})")
     for key, value in _per(replayed.events, listings, top).items():
@@ -173,7 +178,9 @@ async def run(listings: int, top: int) -> dict[str, Any]:
     for key, value in _per(replayed.by_caller, listings, top).items():
         print(f"  {value:7.1f}  {key}")
     return {"benchmark": "round_trips", "listings": listings, "outcomes": outcomes,
-            "round_trips_per_replayed_listing": round(per_listing, 1), "round_trips_per_hand_listing": round(by_hand, 1),
+            "round_trips_per_replayed_listing": round(per_listing, 1),
+            "kib_sent_per_replayed_listing": round(replayed.sent_bytes / listings / 1024, 1),
+            "round_trips_per_hand_listing": round(by_hand, 1),
             "events_per_replayed_listing": round(sum(replayed.events.values()) / listings, 1),
             "events_per_hand_listing": round(hand_events, 1), "events": _per(replayed.events, listings, top),
             "by_method": _per(replayed.by_method, listings, top), "by_asker": _per(replayed.by_caller, listings, top),

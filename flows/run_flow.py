@@ -215,12 +215,14 @@ async def run_webtask(
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
                            tracer=trace.recorder, flow_run_id=flow_run_id)
+        stack.push_async_callback(step_run.finish_records)  # a run ending on an error still writes them
         run_step = step_task()
         task_ms: dict[int, float] = {}
         if waiting is not None:
             await answer_resumed(task_run, waiting, store, labels=labels, timeout_s=wait.timeout_s)
         while not ctx.finished:
             if ctx.pending_question is not None:  # asked in the flow itself: a pause, never in a task
+                await step_run.published()  # a suspended run ends this process: every step's records first
                 await answer_or_suspend(task_run, browser, store, flow_run_id)
                 if ctx.finished:
                     break
@@ -231,6 +233,7 @@ async def run_webtask(
             logger.info("step %d: %s", index, scrub(step.summary()))
 
         session = await task_run.finish()
+        await step_run.published()  # the last step's records were written during the read-back
         trace.outcome(completed=session.status is WorkerStatus.completed, handed_over=bool(task_run.replay_handovers))
         if session_key and store is not None:
             state, live_url = await browser.final_state()

@@ -9,6 +9,11 @@ is ``WEBTASK_TRACE`` (Playwright's own words):
 - ``on``: always kept;
 - ``off``: not recorded at all.
 
+``WEBTASK_TRACE_FILM_STRIP`` (``on`` by default, ``off``): whether the trace records the screencast
+film strip beside its DOM snapshots. The film strip is most of what a trace costs Chromium (JPEG
+frames while the page paints: ~0.6 CPU-s of a demo listing's ~2.5); the snapshots still show the page
+before and after each action, and the step artifacts show each step's picture.
+
 Kept traces go to ``WEBTASK_TRACE_STORE`` (a folder or ``s3://bucket/prefix``), else beside the step
 pictures when ``WEBTASK_SCREENSHOT_STORE`` is set, else ``~/.webtask/traces``; as
 ``<store>/<flow run id>/trace.zip`` (``trace-2.zip``... when the run's browser was reopened after a
@@ -32,12 +37,14 @@ from webtask_core.scratch import owned_temp_folder, remove_stale_folders
 from webtask_core.storage import is_s3_uri
 from webtask_flows.screenshots import ScreenshotStore, s3_store_from_uri, screenshot_store_from_env
 
-__all__ = ["TraceMode", "TraceSettings", "RunTrace", "trace_settings_from_env", "TRACE_ENV", "TRACE_STORE_ENV"]
+__all__ = ["TraceMode", "TraceSettings", "RunTrace", "trace_settings_from_env", "TRACE_ENV", "TRACE_STORE_ENV",
+           "TRACE_FILM_STRIP_ENV"]
 
 logger = logging.getLogger(__name__)
 
 TRACE_ENV = "WEBTASK_TRACE"
 TRACE_STORE_ENV = "WEBTASK_TRACE_STORE"
+TRACE_FILM_STRIP_ENV = "WEBTASK_TRACE_FILM_STRIP"
 TraceMode = Literal["off", "on", "retain-on-failure"]
 _MODES: tuple[TraceMode, ...] = ("off", "on", "retain-on-failure")
 _SCRATCH_PREFIX = "webtask-trace-"
@@ -51,14 +58,15 @@ class TraceSettings:
     """``mode`` and where kept traces go: a folder, or an S3 store (presigned links)."""
 
     def __init__(self, mode: TraceMode = "retain-on-failure", *, folder: Path | None = None,
-                 s3: ScreenshotStore | None = None):
+                 s3: ScreenshotStore | None = None, film_strip: bool = True):
         self.mode = mode
+        self.film_strip = film_strip
         self.folder = folder if folder is not None or s3 is not None else default_trace_folder()
         self.s3 = s3
 
     def __repr__(self) -> str:
         where = self.s3.location.uri if self.s3 is not None else str(self.folder)
-        return f"TraceSettings({self.mode!r}, {where!r})"
+        return f"TraceSettings({self.mode!r}, {where!r}{'' if self.film_strip else ', film_strip=False'})"
 
     async def keep(self, flow_run_id: str, parts: list[Path]) -> list[str]:
         """Store the trace parts of a run; returns where each went (a path, or a presigned URL)."""
@@ -81,16 +89,23 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def trace_settings_from_env() -> TraceSettings:
-    """``WEBTASK_TRACE`` and ``WEBTASK_TRACE_STORE`` (a bad value is a ConfigError naming it)."""
+    """``WEBTASK_TRACE``, ``WEBTASK_TRACE_STORE`` and ``WEBTASK_TRACE_FILM_STRIP`` (a bad value is a
+    ConfigError naming it)."""
     mode = (os.environ.get(TRACE_ENV) or "retain-on-failure").strip()
     if mode not in _MODES:
         raise ConfigError(TRACE_ENV, f"must be one of {', '.join(_MODES)}, got {mode!r}")
+    film_strip = (os.environ.get(TRACE_FILM_STRIP_ENV) or "on").strip()
+    if film_strip not in ("on", "off"):
+        raise ConfigError(TRACE_FILM_STRIP_ENV, f"must be 'on' or 'off', got {film_strip!r}")
     where = (os.environ.get(TRACE_STORE_ENV) or "").strip()
     if is_s3_uri(where):
-        return TraceSettings(mode, s3=s3_store_from_uri(where, setting=TRACE_STORE_ENV))
-    if where:
-        return TraceSettings(mode, folder=Path(where))
-    return TraceSettings(mode, s3=screenshot_store_from_env())  # beside the pictures, else the default folder
+        store = TraceSettings(mode, s3=s3_store_from_uri(where, setting=TRACE_STORE_ENV))
+    elif where:
+        store = TraceSettings(mode, folder=Path(where))
+    else:
+        store = TraceSettings(mode, s3=screenshot_store_from_env())  # beside the pictures, else the default folder
+    store.film_strip = film_strip == "on"
+    return store
 
 
 class RunTrace:
@@ -112,7 +127,7 @@ class RunTrace:
             # Named after this process: the next run removes what a killed one left (webtask_core.scratch).
             await asyncio.to_thread(remove_stale_folders, _SCRATCH_PREFIX)
             self._folder = owned_temp_folder(_SCRATCH_PREFIX)
-            self.recorder = TraceRecorder(self._folder, title=self.title)
+            self.recorder = TraceRecorder(self._folder, title=self.title, screenshots=self.settings.film_strip)
         return self
 
     def outcome(self, *, completed: bool, handed_over: bool) -> None:
@@ -123,6 +138,10 @@ class RunTrace:
             self._keep_reason = "the task did not complete"
         elif handed_over:
             self._keep_reason = "replay handed over to the model"
+        if self._keep_reason is None and self.recorder is not None:
+            # Dropped at the end anyway: the browser ends the trace without saving and scrubbing it
+            # (~0.3 s a listing). A run that still fails after this keeps it (BrowserRuntime's exit).
+            self.recorder.keep = False
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

@@ -331,3 +331,28 @@ def test_the_store_names_a_script_it_cannot_read_and_records_an_older_one_afresh
     with pytest.raises(SessionFormatError, match="malformed"):
         store.load("job.shop.v1")
     assert store.delete("job.shop.v1") and store.load("job.shop.v1") is None and not store.delete("job.shop.v1")
+
+
+def test_where_a_value_sits_in_a_text_is_found_the_same_run_by_run_as_character_by_character():
+    """``binding._spaced`` (a page's text casefolded, each run of whitespace one space, and where each
+    character came from) folds whole runs now; the answer is the character-by-character one's."""
+    import random
+    import re
+
+    from webtask_core.replay import binding
+
+    def by_character(text: str) -> tuple[str, list[int]]:
+        out: list[str] = []
+        where: list[int] = []
+        for match in re.finditer(r"\s+|\S", text):
+            piece = " " if match.group(0).isspace() else match.group(0).casefold()
+            out.extend(piece)
+            where.extend([match.start()] * len(piece))
+        return "".join(out), [*where, len(text)]
+
+    chosen = random.Random(29)
+    texts = ["", " ", "Blue  suede\nshoes", "Straße\tİstanbul  ﬁne", "ΣΑΣ ς", "a\u00a0b\u2003 c\n\n  d"]
+    for alphabet in ("abXY ß\n\t  İﬁΣς1-.\u00a0\u2003", "abXY \n\t  Σς1-.\u00a0"):
+        texts += ["".join(chosen.choice(alphabet) for _ in range(chosen.randint(0, 50))) for _ in range(500)]
+    for text in texts:
+        assert binding._spaced(text) == by_character(text), repr(text)

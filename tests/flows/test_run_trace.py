@@ -138,7 +138,24 @@ async def test_a_run_that_raised_keeps_its_trace_and_says_where(flow_env, shop, 
     assert [method for method, _ in actions["step 1"]].count("goto") == 1 and "step 2" in actions
 
 
-@pytest.mark.parametrize("name, value", [("WEBTASK_TRACE", "sometimes"), ("WEBTASK_TRACE_STORE", "s3:///nobucket")])
+async def test_without_the_film_strip_a_kept_trace_still_has_every_action_and_snapshot(flow_env, shop, shop_secret,
+                                                                                       monkeypatch):
+    monkeypatch.delenv("WEBTASK_TRACE", raising=False)
+    monkeypatch.setenv("WEBTASK_TRACE_FILM_STRIP", "off")
+    async with fake_model_env(login_then_abort(), monkeypatch):
+        state = await run_webtask(login_task(shop.url("/login")), start_url=shop.url("/login"), max_steps=5,
+                                  secrets=shop_secret, return_state=True)
+    assert state.name == "Aborted"
+    events, members = trace_events(Path((await webtask_result(state)).trace).read_bytes())
+    assert list(step_actions(events)) == ["step 1", "step 2"]
+    assert not [name for name in members if name.startswith("screencast/")]
+    assert b'"screencast-frame"' not in members["trace.trace"]
+    snapshots = [e for e in events if e.get("type") == "frame-snapshot"]
+    assert snapshots and any("Log in" in json.dumps(e) for e in snapshots)  # the pages, as DOM snapshots
+
+
+@pytest.mark.parametrize("name, value", [("WEBTASK_TRACE", "sometimes"), ("WEBTASK_TRACE_STORE", "s3:///nobucket"),
+                                         ("WEBTASK_TRACE_FILM_STRIP", "maybe")])
 async def test_a_bad_trace_setting_fails_before_the_browser_starts(flow_env, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError, match=name):

@@ -80,6 +80,9 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
     (summary,) = [a for a in markdown if a.key is not None]
     assert len(steps) == result.steps and len(tables) == 1
     assert {a.task_run_id for a in steps} == {run.id for run in task_runs}  # each under its step
+    # Written beside the next step (flows/steps.py), yet one after the other in the steps' order.
+    in_order = [a.description.split(" ")[1] for a in sorted(steps, key=lambda a: a.created)]
+    assert in_order == [str(n) for n in range(1, result.steps + 1)]
     assert summary.key == summary_artifact_key("listing-shop") == "webtask-summary-listing-shop"
     assert all(ARTIFACT_KEY_PATTERN.fullmatch(a.key or "") for a in artifacts)
 

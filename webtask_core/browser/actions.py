@@ -22,7 +22,7 @@ from playwright.async_api import Frame, Locator, Page, Position
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
 from webtask_core.browser.motion import STILL_ARGS, settle_motion, still_first
-from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script, marked
+from webtask_core.browser.scripts import MARK_ATTRIBUTE, kept_script, marked
 from webtask_core.errors import ActionError
 
 __all__ = [
@@ -170,11 +170,14 @@ async def probe(
         "mark": MARK_ATTRIBUTE, "id": element_id, "scroll": scroll, "nextFrame": next_frame,
         "watchNavigation": watch_navigation,
     }
+    kept = kept_script("probe.js")  # in every document from the context's init script: a call sends its key
     if hold_still:
-        probed = frame.evaluate(still_first(load_script("probe.js")), [STILL_ARGS, options])
+        probed = frame.evaluate(still_first(kept.call), [STILL_ARGS, [kept.key, options]])
         info, _ = await asyncio.gather(probed, settle_motion(frame.page, besides=frame))
     else:
-        info = await frame.evaluate(load_script("probe.js"), options)
+        info = await frame.evaluate(kept.call, [kept.key, options])
+    if info is None:  # a document without it (made before the init script ran): kept there now
+        info = await frame.evaluate(kept.install, [kept.key, options])
     if not info["found"]:
         raise ActionError(
             f"{element_id} is stale: the page changed since it was observed and the element is gone; "

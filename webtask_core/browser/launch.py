@@ -21,7 +21,7 @@ from webtask_core.browser.chromium import CHROMIUM_ARGS, find_chromium
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.browser.models import BrowserConfig
-from webtask_core.browser.scripts import MARK_ENGINE, load_script
+from webtask_core.browser.scripts import MARK_ENGINE, kept_script, load_script
 from webtask_core.browser.tab import BrowserTab
 from webtask_core.errors import BrowserCrashedError, ConfigError
 from webtask_core.scratch import owned_temp_folder, remove_stale_folders
@@ -152,8 +152,10 @@ class Browser:
             )
             context.set_default_timeout(self.config.action_timeout_s * 1000)
             context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
-            # One init script (one round trip): the listeners' notes, and the observation's pass kept ready.
-            await context.add_init_script(script=load_script("listeners.js") + "\n" + observe.init_script())
+            # One init script (one round trip): the listeners' notes, the observation's pass and the
+            # element probe kept ready.
+            await context.add_init_script(script="\n".join(
+                (load_script("listeners.js"), observe.init_script(), kept_script("probe.js").init)))
             await policy.install(context)
             session = BrowserTab(self, context, self.config, policy)
             await session._open_first_tab()

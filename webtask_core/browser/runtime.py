@@ -167,7 +167,9 @@ class BrowserRuntime:
     async def __aenter__(self) -> BrowserRuntime:
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        if exc_type is not None and self.tracer is not None:
+            self.tracer.keep = True  # whatever its owner decided before, a run ending on an error keeps its trace
         await self.close()
 
     # ---- the tab the worker uses ----

@@ -5,11 +5,14 @@ A script may pull in a part of itself kept in another file with a line ``// @inc
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-__all__ = ["MARK_ATTRIBUTE", "FRAME_ATTRIBUTE", "MARK_ENGINE", "load_script", "marked"]
+__all__ = ["MARK_ATTRIBUTE", "FRAME_ATTRIBUTE", "MARK_ENGINE", "load_script", "marked", "KeptScript", "kept_script"]
 
 # The attribute an observation stamps on every interactive element; actions find elements by it.
 MARK_ATTRIBUTE = "data-wt-id"
@@ -45,3 +48,29 @@ def _read_part(name: str) -> str:
 def marked(element_id: str) -> str:
     """The Playwright selector of the element the last observation gave this id."""
     return f"{MARK_ENGINE}={element_id}"
+
+
+@dataclass(frozen=True)
+class KeptScript:
+    """A one-argument script kept in each document under a key naming its version, so a call sends a
+    few bytes instead of its whole text (probe.js: 11 KB a probe). ``init``: the line of a context's
+    init script that puts it in every new document; ``call``: ``[key, argument]`` -> its answer, or
+    null where the document has none (made before the init script, or the page replaced it);
+    ``install``: the same, keeping it first (the fallback after a null)."""
+
+    key: str
+    init: str
+    call: str
+    install: str
+
+
+@cache
+def kept_script(name: str) -> KeptScript:
+    source = load_script(name)
+    key = f"webtask.{name.removesuffix('.js')}." + hashlib.sha1(source.encode()).hexdigest()[:12]
+    return KeptScript(
+        key=key,
+        init=f"window[Symbol.for({json.dumps(key)})] = {source};",
+        call="([key, arg]) => { const kept = window[Symbol.for(key)]; return kept ? kept(arg) : null; }",
+        install=f"([key, arg]) => (window[Symbol.for(key)] = {source})(arg)",
+    )

@@ -130,6 +130,10 @@ class TraceRecorder:
         self.lost = 0  # tabs whose trace could not be saved (the browser died under them)
         self.film_strips_dropped = 0  # traces saved without their screenshots (a page showed a secret)
         self.save_ms = 0.0  # time spent saving and scrubbing, for the benchmarks
+        # False once the owner knows nobody will keep the trace (a clean run under retain-on-failure):
+        # ``stop`` then ends it without writing, zipping and scrubbing a file only to delete it.
+        self.keep = True
+        self.discarded = 0  # traces ended unsaved because of that
         self._traced: set[int] = set()
 
     def __repr__(self) -> str:
@@ -172,7 +176,8 @@ class TraceRecorder:
             logger.debug("No trace group to end: %s", first_line(error))
 
     async def stop(self, tab: BrowserTab) -> Path | None:
-        """Save the tab's trace (scrubbed) and return its path; None when it was not traced or lost."""
+        """Save the tab's trace (scrubbed) and return its path; None when it was not traced, lost, or
+        not to be kept (``keep`` False)."""
         if id(tab) not in self._traced:
             return None
         self._traced.discard(id(tab))
@@ -182,6 +187,13 @@ class TraceRecorder:
             logger.warning("The trace of a browser tab that died was lost with it")
             return None
         started = time.perf_counter()
+        if not self.keep:
+            try:
+                await context.tracing.stop()  # no path: Playwright drops what it recorded
+            except PlaywrightError as error:
+                logger.debug("Ending an unkept trace: %s", first_line(error))
+            self.discarded += 1
+            return None
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / ("trace.zip" if not self.parts else f"trace-{len(self.parts) + 1}.zip")
         try:

@@ -313,3 +313,35 @@ async def test_an_element_under_a_sticky_bar_is_scrolled_clear_of_it(browser_ses
     await browser_session.page.evaluate("window.scrollTo(0, document.getElementById('high').offsetTop - 30)")
     assert await browser_session.click(high) == f"clicked {high}"
     assert await browser_session.page.evaluate("[low.textContent, high.textContent]") == ["Saved", "Published"]
+
+
+async def test_the_probe_is_sent_once_per_document_and_kept_again_where_the_page_dropped_it(browser_session, sites):
+    """Every document holds probe.js from the context's init script, so a probe sends its key, not its
+    text; a document that lost it (a page clearing window's symbols) gets it again on the next probe."""
+    from webtask_core.browser.scripts import kept_script
+
+    key = kept_script("probe.js").key
+    held = f"() => typeof window[Symbol.for({json.dumps(key)})] === 'function'"
+    observation = await open_page(browser_session, sites, "form.html")
+    assert await browser_session.page.evaluate(held)
+    sent: list[str] = []
+    connection = browser_session.page._impl_obj._connection  # what this client sends Playwright's driver
+    send = connection.send_message_to_server
+
+    def counting(obj, method, params, no_reply=False):  # type: ignore[no-untyped-def]
+        sent.append(json.dumps(params, default=str))
+        return send(obj, method, params, no_reply)
+
+    connection.send_message_to_server = counting
+    try:
+        await browser_session.fill(by_name(observation)["title"], "Blue suede shoes")
+        assert sent and max(len(message) for message in sent) < 6000  # probe.js alone is 11 KB
+        await browser_session.page.evaluate(
+            "() => { for (const s of Object.getOwnPropertySymbols(window)) "
+            "if (String(s).includes('webtask.probe')) delete window[s]; }")
+        assert not await browser_session.page.evaluate(held)
+        await browser_session.fill(by_name(observation)["email"], "seller@example.com")
+        assert await browser_session.page.evaluate(held)
+    finally:
+        connection.send_message_to_server = send
+    assert await browser_session.page.input_value("[name=email]") == "seller@example.com"
