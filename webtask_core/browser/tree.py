@@ -108,7 +108,7 @@ class _Stitcher:
         self.visited: set[str] = set()
         self.elided = [0, 0, 0, 0]  # lines above, interactive above, lines below, interactive below
         # The last "more below" line: (its index, scroll box, depth, lines, interactive); see _summary.
-        self.last_below: tuple[int, str | None, int, int, int] | None = None
+        self.last_below: tuple[int, tuple[str, str | None], int, int, int] | None = None
         # The lines enclosing the item being rendered (`label "Price"`, `form`, `a-3 "Shoes"`): each
         # element keeps its nearest few, so it can be recognised again on a later visit (replay).
         self.context: list[str] = []
@@ -235,22 +235,23 @@ class _Stitcher:
                     self.skipped[id(item)] = counted
             lines += counted[0]
             interactive += counted[1]
-        self._summary(pad, side, lines, interactive, scroller)
+        self._summary(pad, side, lines, interactive, scroller, frame_key)
 
-    def _summary(self, pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> None:
+    def _summary(self, pad: str, side: int, lines: int, interactive: int, scroller: str | None, frame_key: str) -> None:
         at = 0 if side < 0 else 2
         self.elided[at] += lines
         self.elided[at + 1] += interactive
         last = self.last_below
-        if side > 0 and last is not None and last[0] == len(self.lines) - 1 and last[1] == scroller \
+        scrolled = (frame_key, scroller)
+        if side > 0 and last is not None and last[0] == len(self.lines) - 1 and last[1] == scrolled \
                 and last[2] > len(pad):
             # The rest of an inner container and the rest around it lie below alike, scrolled the
-            # same way: one line at the outer depth says it (the inner one counted into it).
+            # same way (same frame, same scroll box): one line at the outer depth counts both.
             self.lines.pop()
             lines += last[3]
             interactive += last[4]
         self.lines.append(summary_line(pad, side, lines, interactive, scroller))
-        self.last_below = (len(self.lines) - 1, scroller, len(pad), lines, interactive) if side > 0 else None
+        self.last_below = (len(self.lines) - 1, scrolled, len(pad), lines, interactive) if side > 0 else None
 
     def _number(self, tag: str, frame_key: str) -> str:
         number = self.counters.get(tag, 0)

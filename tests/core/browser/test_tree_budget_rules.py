@@ -87,6 +87,12 @@ def test_runs_below_that_end_nested_containers_together_are_one_line_at_the_oute
     frames = {"": FrameItems("", [box, button(3), button(4)], [100, 400, 6000, 6040, 7000, 7040])}
     assert stitch_tree(frames, budget=10, scroll=SCROLL).text.splitlines()[-2:] == [
         " - … 2 more below in div-0 (2 interactive)", "- … 2 more below (2 interactive)"]
+    # Nor across a frame's edge: the frame's rest may take scrolling the frame itself.
+    frame = {"t": "iframe", "x": "Feed", "k": "f1", "y": 200}
+    child = FrameItems("f1", [button(0), button(1), button(2)], [0, 20, 5000, 5020, 5100, 5120])
+    main = FrameItems("", [frame, button(3), button(4)], [200, 700, 6000, 6040, 7000, 7040])
+    assert stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL).text.splitlines()[-2:] == [
+        " - … 2 more below (2 interactive)", "- … 2 more below (2 interactive)"]
 
 
 def test_the_widest_margin_that_fits_is_chosen():
