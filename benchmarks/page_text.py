@@ -262,14 +262,19 @@ def report(results: dict[str, dict]) -> dict[str, object]:
         ratios = [r["ratio"] for r in rows]
         bu = sum(r["bu_chars"] for r in rows)
         by_kind = {key: sum(r["kinds"][key] for r in rows) for key in rows[0]["kinds"]}
+        region = sum(r["region_chars"] for r in rows)
         summary[group] = {"ratio_median": round(statistics.median(ratios), 2), "ratio_max": max(ratios),
-                          "ratio_total": round(sum(r["region_chars"] for r in rows) / bu, 2),
+                          "ratio_total": round(region / bu, 2), "region_chars": region, "bu_chars": bu,
+                          "region_tokens_est": region // 4, "bu_tokens_est": bu // 4,
                           "default_ratio_total": round(sum(r["ours_chars"] for r in rows) / bu, 2),
                           "ours_recall_full": all(r["ours_found"] == r["needed"] for r in rows),
                           "region_recall_full": all(r["region_recall"] == f"{r['needed']}/{r['needed']}" for r in rows),
                           "kinds": by_kind}
         if all("base_chars" in r for r in rows):
-            summary[group]["base_ratio_total"] = round(sum(r["base_region_chars"] for r in rows) / bu, 2)
+            base_region = sum(r["base_region_chars"] for r in rows)
+            summary[group]["base_region_chars"] = base_region
+            summary[group]["base_region_tokens_est"] = base_region // 4
+            summary[group]["base_ratio_total"] = round(base_region / bu, 2)
             summary[group]["base_default_ratio_total"] = round(sum(r["base_chars"] for r in rows) / bu, 2)
             summary[group]["base_kinds"] = {key: sum(r["base_kinds"][key] for r in rows) for key in rows[0]["kinds"]}
         print(f"{group}: characters by kind at browser-use's region (of {sum(by_kind.values())}; bu {bu}):", end="")

@@ -13,7 +13,10 @@ nothing, so the shown href (the element's attributes keep the page's own) is:
   a word of it holds a digit (a record's id: "Lamp 2" at ``/listings/2`` keeps its href).
 - an in-page anchor whose words all stand in the link's text (``#ArgumentParser`` on a link
   "ArgumentParser", a table of contents): left out; one that says more (``#usage`` on "Read
-  more") is shown as it is.
+  more") is shown as it is. On a link to another page such a fragment goes and the page stays
+  (``builtins.html#Exception`` on "Exception" shows ``builtins.html``: the page is where it goes);
+- an href the link's text spells out (the text is the URL, or its path of a ``file:`` URL: a
+  source link, a bare URL in a list of references): left out, the text says it.
 A link with no text keeps its href (that is all the model knows of it).
 """
 
@@ -58,6 +61,19 @@ def _query_pairs(href: str) -> list[str]:
     return [pair for pair in query.split("&") if pair] if query else []
 
 
+def _spelled_out(href: str, text: str) -> bool:
+    """Whether the link's text is its URL (a trailing slash aside), or the path of its file: URL."""
+    text = text.strip().rstrip("/")
+    href = href.rstrip("/")
+    if not text:
+        return False
+    if href == text:
+        return True
+    if href.startswith("file:"):
+        return href.removeprefix("file:").removeprefix("//") == text
+    return False
+
+
 class LinkShortener:
     """Built once per observation from every frame's items; `show(href, has_text, main_frame)`."""
 
@@ -87,6 +103,8 @@ class LinkShortener:
         return self.cache[key]
 
     def _shorten(self, href: str, text: str, main_frame: bool) -> str | None:
+        if text and _spelled_out(href, text):
+            return None
         same_site = not urlsplit(href).scheme and not href.startswith("//")
         if main_frame and self.origin and href.startswith(self.origin):
             rest = href[len(self.origin):]
@@ -100,6 +118,11 @@ class LinkShortener:
         if text and href.startswith("#"):
             said = _words(href)  # a bare "#" (a script's link) stays: it says the link goes nowhere
             return None if said and said <= _words(text) else href
+        if text and "#" in href:  # another page's anchor the text names: the page says where it goes
+            page, _, fragment = href.partition("#")
+            said = _words(fragment)
+            if page and said and said <= _words(text):
+                href = page
         if text and same_site and "?" not in href:
             said = _words(href) - self.own_words
             # A number in a path is a record's id: a title holding the same digits ("Lamp 2" on

@@ -1,11 +1,11 @@
 """What the model is told about where the page is scrolled and what a trimmed tree left out
-(the tree itself is stitch_tree's, in tree.py)."""
+(the tree itself is stitch_tree's, in tree.py; its summary and view-marker lines are written here)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TreeTrim", "describe_scroll", "describe_trim"]
+__all__ = ["TreeTrim", "VIEW_MARKERS", "describe_scroll", "describe_trim", "summary_line", "view_side"]
 
 
 @dataclass(frozen=True)
@@ -50,3 +50,23 @@ def _describe_position(scroll: dict[str, float] | None) -> str:
         return "page fits in the viewport (no scrolling)"
     percent = round(100 * top / (height - viewport))
     return f"scrolled {max(0, min(100, percent))}% (page is {viewports:.1f} viewports tall)"
+
+
+def summary_line(pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> str:
+    where = "above" if side < 0 else "below"
+    inside = f" in {scroller}" if scroller else ""  # the scroll box to scroll, else the page
+    return f"{pad}- … {lines} more {where}{inside} ({interactive} interactive)"
+
+
+# The line where a scroll box's items go out of its view, or come back into it (tree.py's render).
+VIEW_MARKERS = {-1: "(out of view above)", 0: "(in view)", 1: "(out of view below)"}
+
+
+def view_side(positions: list[int | None], index: int, view: list[int]) -> int:
+    """-1 if item `index` lies wholly above the scroll box's visible area, 1 below, else 0."""
+    top, bottom = positions[2 * index], positions[2 * index + 1]
+    if top is None or bottom is None:
+        return 0
+    if bottom <= view[0]:
+        return -1
+    return 1 if top >= view[1] else 0

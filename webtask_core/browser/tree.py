@@ -5,7 +5,8 @@ order across all frames (each frame's pass numbers its own elements from 0).
 
 With a character budget, a tree that does not fit is trimmed by distance from the screen: everything
 within a margin of the viewport stays in full, farther runs of sibling items become one summary line
-each (``- … 412 more below (87 interactive)``; ``in div-0`` names a scroll box to scroll). The margin is the
+each (``- … 412 more below (87 interactive)``; ``in div-0`` names a scroll box to scroll; where an inner
+container's rest and the rest around it both lie below, one line at the outer depth counts both). The margin is the
 widest rung of MARGINS whose tree fits; the screen itself is never trimmed. Ids keep their full-tree
 numbers (a kept row has the same id wherever the page is scrolled); elided elements get no entry in
 ``elements``, so acting on one is an unknown id.
@@ -18,7 +19,7 @@ from typing import Any
 
 from webtask_core.browser.links import LinkShortener
 from webtask_core.browser.models import ElementInfo
-from webtask_core.browser.scroll_text import TreeTrim, describe_scroll, describe_trim
+from webtask_core.browser.scroll_text import VIEW_MARKERS, TreeTrim, describe_scroll, describe_trim, summary_line, view_side
 from webtask_core.browser.tree_lines import quote as _quote
 from webtask_core.browser.tree_lines import text_line as _text_line
 
@@ -67,27 +68,7 @@ def _format_attributes(pairs: list[Any], links: LinkShortener | None, text: str,
     return " ".join(parts)
 
 
-def _summary_line(pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> str:
-    where = "above" if side < 0 else "below"
-    inside = f" in {scroller}" if scroller else ""  # the scroll box to scroll, else the page
-    return f"{pad}- … {lines} more {where}{inside} ({interactive} interactive)"
-
-
 _CONTEXT_KEPT = 3  # enclosing lines an element remembers (see _Stitcher.context)
-
-# The line where a scroll box's items go out of its view, or come back into it (see render).
-_VIEW_MARKERS = {-1: "(out of view above)", 0: "(in view)", 1: "(out of view below)"}
-
-
-def _view_side(positions: list[int | None], index: int, view: list[int]) -> int:
-    """-1 if item `index` lies wholly above the scroll box's visible area, 1 below, else 0."""
-    top, bottom = positions[2 * index], positions[2 * index + 1]
-    if top is None or bottom is None:
-        return 0
-    if bottom <= view[0]:
-        return -1
-    return 1 if top >= view[1] else 0
-
 
 def _one_line(item: Any) -> bool:
     if type(item) is str:
@@ -126,6 +107,8 @@ class _Stitcher:
         self.frame_counters: dict[str, dict[str, int]] = {}  # the numbering observe.js used per frame
         self.visited: set[str] = set()
         self.elided = [0, 0, 0, 0]  # lines above, interactive above, lines below, interactive below
+        # The last "more below" line: (its index, scroll box, depth, lines, interactive); see _summary.
+        self.last_below: tuple[int, tuple[str, str | None], int, int, int] | None = None
         # The lines enclosing the item being rendered (`label "Price"`, `form`, `a-3 "Shoes"`): each
         # element keeps its nearest few, so it can be recognised again on a later visit (replay).
         self.context: list[str] = []
@@ -184,17 +167,17 @@ class _Stitcher:
         run_side = 0
         shown = 0  # which side of the scroll box's view the last item lies on
         for index, item in enumerate(items):
-            where = 0 if view is None or positions is None else _view_side(positions, index, view)
+            where = 0 if view is None or positions is None else view_side(positions, index, view)
             if where != shown:
                 if run:
                     self._elide(run, run_side, depth, pad, frame_key, scroller)
                     run = []
-                self.lines.append(f"{pad}- {_VIEW_MARKERS[where]}")
+                self.lines.append(f"{pad}- {VIEW_MARKERS[where]}")
                 shown = where
             if window is not None and positions is not None:  # (window is None when positions is)
                 top, bottom = positions[2 * index], positions[2 * index + 1]
                 side = 0
-                if top is not None and bottom is not None:  # both or neither, as in _view_side
+                if top is not None and bottom is not None:  # both or neither, as in view_side
                     if bottom + offset < window[0]:
                         side = -1
                     elif top + offset > window[1]:
@@ -252,13 +235,23 @@ class _Stitcher:
                     self.skipped[id(item)] = counted
             lines += counted[0]
             interactive += counted[1]
-        self._summary(pad, side, lines, interactive, scroller)
+        self._summary(pad, side, lines, interactive, scroller, frame_key)
 
-    def _summary(self, pad: str, side: int, lines: int, interactive: int, scroller: str | None) -> None:
-        self.lines.append(_summary_line(pad, side, lines, interactive, scroller))
+    def _summary(self, pad: str, side: int, lines: int, interactive: int, scroller: str | None, frame_key: str) -> None:
         at = 0 if side < 0 else 2
         self.elided[at] += lines
         self.elided[at + 1] += interactive
+        last = self.last_below
+        scrolled = (frame_key, scroller)
+        if side > 0 and last is not None and last[0] == len(self.lines) - 1 and last[1] == scrolled \
+                and last[2] > len(pad):
+            # The rest of an inner container and the rest around it lie below alike, scrolled the
+            # same way (same frame, same scroll box): one line at the outer depth counts both.
+            self.lines.pop()
+            lines += last[3]
+            interactive += last[4]
+        self.lines.append(summary_line(pad, side, lines, interactive, scroller))
+        self.last_below = (len(self.lines) - 1, scrolled, len(pad), lines, interactive) if side > 0 else None
 
     def _number(self, tag: str, frame_key: str) -> str:
         number = self.counters.get(tag, 0)

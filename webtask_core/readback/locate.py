@@ -19,6 +19,12 @@ __all__ = ["reported_url", "names_listing", "listing_links", "links_from_final_p
 
 _LINE = re.compile(r"^(?P<indent> *)- (?P<rest>.*)$")
 _LINK = re.compile(r'^a-\d+\b.*?\bhref="(?P<href>[^"]+)"')
+# A link whose words are its URL shows no href (links.py): the words are the href.
+_URL_LINK = re.compile(r'^a-\d+(?: \([^"]*\))? "(?P<href>(?:https?://|/)[^"\s]+)"$')
+
+
+def _link(rest: str) -> re.Match[str] | None:
+    return _LINK.match(rest) or _URL_LINK.match(rest)
 _UNITS = re.compile(r"^(row|item|article|group)\b")
 # A button that goes on with a listing (publish it, save it, go to the next step): a page offering
 # one is a form or a review of what is to be listed, not the listing as the site stores it.
@@ -111,7 +117,7 @@ def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:
         if _UNITS.match(rest):
             rows.append((indent, [], [], [False]))
             continue
-        link = _LINK.match(rest)
+        link = _link(rest)
         for _, texts, hrefs, _claimed in rows:
             texts.append(rest)
             if link:
@@ -119,6 +125,6 @@ def listing_links(spec: ReadBack, tree: str, page_url: str) -> list[str]:
     close(-1)
     if not found:
         found = [match.group("href") for raw in tree.splitlines()
-                 if (match := _LINK.match(raw.strip().removeprefix("- "))) and title and title in fold_text(raw)]
+                 if (match := _link(raw.strip().removeprefix("- "))) and title and title in fold_text(raw)]
     unique = list(dict.fromkeys(urljoin(page_url, href) for href in found))
     return unique

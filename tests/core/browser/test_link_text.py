@@ -28,12 +28,12 @@ def test_an_href_whose_words_the_text_holds_is_left_out_and_the_element_keeps_it
     tree = stitch_tree({"": FrameItems(key="", items=[
         link("builtins.html#object", "builtins.object"),
         link("tarfile.html#TarError", "TarError"),  # "tarfile" is the page's own name
-        link("builtins.html#Exception", "Exception"),  # "builtins" is not in the text: it says where
+        link("builtins.html#Exception", "Exception"),  # "builtins" is not in the text: the page says where
         link("/listings/12", "Vintage boots"),
         link("/listings/13"),  # no text: the href is all the model knows
     ])}, page_url="http://docs.test/tarfile.html")
     assert tree.text.splitlines() == ['- a-0 "builtins.object"', '- a-1 "TarError"',
-                                      '- a-2 (href="builtins.html#Exception") "Exception"',
+                                      '- a-2 (href="builtins.html") "Exception"',
                                       '- a-3 (href="/listings/12") "Vintage boots"', '- a-4 (href="/listings/13")']
     assert tree.elements["a-0"].attributes["href"] == "builtins.html#object"  # replay and read-back read this
 
@@ -74,3 +74,39 @@ def test_a_record_id_in_the_path_stays_even_when_the_title_holds_the_same_digits
                   link("/listings/7", "Chair 2007"), link("/listings", "Back to my listings"))
     assert shown == ['- a-0 (href="/listings/2") "Lamp 2"', '- a-1 (href="/listings/7") "Chair 2007"',
                      '- a-2 "Back to my listings"']
+
+
+def test_an_href_the_text_spells_out_is_left_out():
+    # A source link (pydoc's file: link named by its path), a bare URL in a list of references,
+    # a path shown as it is: the text is the address. One the text does not spell stays.
+    tree = stitch_tree({"": FrameItems(key="", items=[
+        link("file:/usr/lib/python3.11/tarfile.py", "/usr/lib/python3.11/tarfile.py"),
+        link("https://github.com/pallets/flask/", "https://github.com/pallets/flask"),
+        link("/downloads/report.pdf", "/downloads/report.pdf"),
+        link("file:/usr/lib/python3.11/os.py", "/usr/lib/python3.11/tarfile.py"),
+        link("https://peps.python.org/pep-0585/", "PEP 585"),
+    ])}, page_url="http://docs.test/tarfile.html")
+    assert tree.text.splitlines() == [
+        '- a-0 "/usr/lib/python3.11/tarfile.py"', '- a-1 "https://github.com/pallets/flask"',
+        '- a-2 "/downloads/report.pdf"',
+        '- a-3 (href="file:/usr/lib/python3.11/os.py") "/usr/lib/python3.11/tarfile.py"',
+        '- a-4 (href="https://peps.python.org/pep-0585/") "PEP 585"']
+    assert tree.elements["a-0"].attributes["href"] == "file:/usr/lib/python3.11/tarfile.py"
+
+
+def test_another_pages_anchor_the_text_names_shows_the_page_alone():
+    # "Exception" -> builtins.html#Exception: the fragment repeats the text, the page says where it
+    # goes. A fragment saying more stays, and so does a record's page.
+    shown = lines("http://docs.test/library/tarfile.html",
+                  link("builtins.html#Exception", "Exception"),
+                  link("http://docs.test/library/os.html#os.walk", "os.walk"),
+                  link("http://docs.test/library/os.html#os.walk", "walk"),
+                  link("https://other.test/api.html#Session.get", "Session.get"),
+                  link("builtins.html#object-methods", "object"),
+                  link("/listings/2#reviews", "3 reviews"))
+    # (os.html on "os.walk" then goes too: every word of it stands in the text, as before.)
+    assert shown == ['- a-0 (href="builtins.html") "Exception"', '- a-1 "os.walk"',
+                     '- a-2 (href="/library/os.html#os.walk") "walk"',
+                     '- a-3 (href="https://other.test/api.html") "Session.get"',
+                     '- a-4 (href="builtins.html#object-methods") "object"',
+                     '- a-5 (href="/listings/2") "3 reviews"']

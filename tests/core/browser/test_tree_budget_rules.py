@@ -63,6 +63,38 @@ def test_runs_on_each_side_become_one_line_at_their_depth_and_ids_keep_their_num
     )
 
 
+def test_runs_below_that_end_nested_containers_together_are_one_line_at_the_outer_depth():
+    # A section on screen whose own rest lies far below, then more sections far below: the model
+    # scrolls the page for either, so one line counts both (the screen's rows keep their ids).
+    inner = table([100, 5000, 5100]).items[0]
+    inner["p"] = [100, 140, 5000, 5040, 5100, 5140]
+    section = {"t": "group", "x": "", "c": ["Section", inner], "p": [50, 70, 100, 5140]}
+    frames = {"": FrameItems("", [section, button(7), button(8), "The end"],
+                             [50, 5140, 6000, 6040, 7000, 7040, 8000, 8020])}
+    tree = stitch_tree(frames, budget=10, scroll=SCROLL)
+    assert tree.text.splitlines() == [
+        "- group",
+        " Section",
+        " - table",
+        "  - row",
+        "   Row 0",
+        '   - button-0 "Button 0"',
+        "- … 9 more below (4 interactive)",  # 2 rows (3 lines each) of the table, 2 buttons, a text
+    ]
+    assert tree.trim is not None and (tree.trim.below, tree.trim.below_interactive) == (9, 4)
+    # Above the screen and in a scroll box the lines stay apart: they are scrolled another way.
+    box = ["div", ["scrollable", "0-50%"], "", "", [button(0), button(1), button(2)], [100, 140, 5000, 5040, 5100, 5140]]
+    frames = {"": FrameItems("", [box, button(3), button(4)], [100, 400, 6000, 6040, 7000, 7040])}
+    assert stitch_tree(frames, budget=10, scroll=SCROLL).text.splitlines()[-2:] == [
+        " - … 2 more below in div-0 (2 interactive)", "- … 2 more below (2 interactive)"]
+    # Nor across a frame's edge: the frame's rest may take scrolling the frame itself.
+    frame = {"t": "iframe", "x": "Feed", "k": "f1", "y": 200}
+    child = FrameItems("f1", [button(0), button(1), button(2)], [0, 20, 5000, 5020, 5100, 5120])
+    main = FrameItems("", [frame, button(3), button(4)], [200, 700, 6000, 6040, 7000, 7040])
+    assert stitch_tree({"": main, "f1": child}, budget=10, scroll=SCROLL).text.splitlines()[-2:] == [
+        " - … 2 more below (2 interactive)", "- … 2 more below (2 interactive)"]
+
+
 def test_the_widest_margin_that_fits_is_chosen():
     frames = {"": table([-3000, -2900, -2800, -700, 100, 900, 1500, 3500, 3600, 3700])}
     whole = len(stitch_tree(frames).text)

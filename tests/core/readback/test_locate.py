@@ -70,6 +70,18 @@ def test_a_list_leads_to_the_listing_by_its_row_and_never_to_another():
     assert listing_links(other, SEARCH, "http://shop/listings") == []
 
 
+def test_a_result_link_whose_words_are_its_url_leads_there():
+    # The tree leaves out an href the link's text spells out (links.py): the text is the address.
+    rows = CARDS.replace('(href="/p/991") "View"', '"https://shop.test/p/991"').replace(
+        '(href="/p/992") "View"', '"/p/992"')
+    assert listing_links(SPEC, rows, "http://shop/search") == ["https://shop.test/p/991"]
+    shoes = ReadBack(fields={"sku": "SHOE-1", "title": "Blue suede shoes"})
+    assert listing_links(shoes, rows, "http://shop/search") == ["http://shop/p/992"]
+    # Words that are no address stay words: a result whose one link is named "View" and has no href
+    # leads nowhere the reader can tell.
+    assert listing_links(SPEC, CARDS.replace('(href="/p/991") ', ""), "http://shop/search") == []
+
+
 def test_the_listings_own_page_names_it_and_its_edit_and_back_links_are_not_the_listing():
     assert listing_links(SPEC, LISTING_PAGE, "http://shop/listings/1") == []
     assert names_listing(SPEC, LISTING_PAGE)
