@@ -61,38 +61,22 @@ async def tags_of(tab: BrowserTab) -> list[str]:
     return await tab.page.evaluate("() => $('[data-controller=w-tag]').tagit('assignedTags')")
 
 
-async def test_an_existing_tag_is_picked_in_the_list_enter_left_open(wagtail_shop: DjangoAppProcess,
-                                                                    browser: Browser) -> None:
+@pytest.mark.parametrize(("first", "rest", "search_delay_ms", "note"), [
+    # an existing tag: its option in the list is picked
+    ("leathe", "r", 300, "picked 'leather' in the list"),
+    # the search for the whole tag not started before Escape: Escape puts back what the list is for
+    ("leath", "ery", 5000, "put back 'leath' (typed 'leathery' again)"),
+    # a new tag whose letters begin longer ones: never taken from their list
+    ("leat", "h", 300, "pressed again"),
+], ids=["existing-tag-picked", "typed-again-over-the-term", "new-tag-not-taken-from-the-list"])
+async def test_the_typed_tag_is_added_once_whatever_the_list_enter_found_open(
+        wagtail_shop: DjangoAppProcess, browser: Browser, first: str, rest: str, search_delay_ms: int, note: str) -> None:
     shop_has_tags(wagtail_shop)
     tab = await open_editor_tags(wagtail_shop, browser)
     try:
-        note = await press_enter_while_the_list_is_open_for_fewer_letters(tab, "leathe", "r")
-        assert await tags_of(tab) == ["leather"], note
-        assert "picked 'leather' in the list" in note
-    finally:
-        await tab.close()
-
-
-async def test_a_new_tag_is_typed_again_over_the_term_escape_puts_back(wagtail_shop: DjangoAppProcess,
-                                                                       browser: Browser) -> None:
-    shop_has_tags(wagtail_shop)
-    tab = await open_editor_tags(wagtail_shop, browser)
-    try:
-        # the search for the whole tag not started before Escape: Escape puts back what the list is for
-        note = await press_enter_while_the_list_is_open_for_fewer_letters(tab, "leath", "ery", search_delay_ms=5000)
-        assert await tags_of(tab) == ["leathery"], note  # never 'leather' from the list, nor 'leath'
-        assert "put back 'leath' (typed 'leathery' again)" in note
-    finally:
-        await tab.close()
-
-
-async def test_a_new_tag_is_not_taken_from_the_list_of_longer_tags(wagtail_shop: DjangoAppProcess,
-                                                                   browser: Browser) -> None:
-    shop_has_tags(wagtail_shop)
-    tab = await open_editor_tags(wagtail_shop, browser)
-    try:
-        note = await press_enter_while_the_list_is_open_for_fewer_letters(tab, "leat", "h")
-        assert await tags_of(tab) == ["leath"], note
-        assert "picked" not in note
+        said = await press_enter_while_the_list_is_open_for_fewer_letters(tab, first, rest,
+                                                                          search_delay_ms=search_delay_ms)
+        assert await tags_of(tab) == [first + rest], said  # never the shorter term, nor a longer suggestion
+        assert note in said
     finally:
         await tab.close()
