@@ -36,13 +36,19 @@ if TYPE_CHECKING:
     from webtask_core.browser.models import ElementInfo
     from webtask_core.replay.signature import PageView
 
-__all__ = ["CommitCheck", "ExpectedControl", "is_commit", "capture_commit", "verify_commit", "form_controls"]
+__all__ = ["CommitCheck", "ExpectedControl", "is_commit", "names_a_commit", "capture_commit", "verify_commit",
+           "form_controls"]
 
 _COMMIT_WORDS = re.compile(
     r"\b(publish\w*|submit\w*|confirm\w*|place (?:your )?order|order now|pay|pay now|buy\w*|purchase|check ?out|"
     r"delete|remove|save|save \w+|post|send|create|finish|complete|approve|sign up|register|transfer|donate|"
     r"book now|apply|list (?:it|item|now)|go live)\b")
 _ENTER = re.compile(r"\benter\b|\breturn\b", re.IGNORECASE)
+
+
+def names_a_commit(words: str) -> bool:
+    """Whether ``words`` (a control's text or key) say it submits: publish, save, delete, pay..."""
+    return bool(_COMMIT_WORDS.search(words.casefold()))
 
 
 def is_commit(tool: str, arguments: Mapping[str, Any], element: ElementInfo | None) -> bool:

@@ -14,14 +14,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from webtask_core.replay.commit import is_commit
+from webtask_core.replay.commit import is_commit, names_a_commit
 from webtask_core.replay.keys import options_moved
 from webtask_core.replay.reading import is_field, shows_saving
 
 if TYPE_CHECKING:
     from webtask_core.replay.signature import PageView
 
-__all__ = ["is_paging", "is_data_link", "options_moved", "saved_item_chrome", "without_empty_state", "grown_links"]
+__all__ = ["is_paging", "is_data_link", "options_moved", "saved_item_chrome", "saved_item_key", "without_empty_state",
+           "grown_links"]
 
 _PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total)|# of # selected)\.?")
 # A link named only by a date or a number (a changelist's date drill-down "March 2025", a page "2"):
@@ -80,6 +81,12 @@ def saved_item_chrome(view: PageView) -> set[str]:
         return set()
     return {element_id for element_id, element in elements.items()
             if not is_field(element) and not is_commit("click", {}, element)}
+
+
+def saved_item_key(key: str) -> bool:
+    """A recorded control a page's own save may bring (the saved item's history link, a breadcrumb to
+    it, its actions menu): a link, or a plain button whose words submit nothing."""
+    return key.startswith("a ") or (key.startswith("button button ") and not names_a_commit(key))
 
 
 def grown_links(view: PageView) -> set[str]:

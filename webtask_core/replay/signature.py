@@ -51,6 +51,7 @@ from webtask_core.replay.growth import (
     is_paging,
     options_moved,
     saved_item_chrome,
+    saved_item_key,
     without_empty_state,
 )
 from webtask_core.replay.keys import control_key, options_of
@@ -61,6 +62,7 @@ from webtask_core.replay.reading import (
     is_saving_status,
     is_value_display,
     read_page,
+    shows_saving,
 )
 
 if TYPE_CHECKING:
@@ -299,6 +301,9 @@ class PageSignature(BaseModel):
     # A record of a list showed the run's own item (a chooser's files after the run's upload): its
     # record there is the run's own doing, not a sign it existed before.
     item_listed: bool = False
+    # The page showed it had saved itself (an autosave's "Saved"): what the saved item brings (its
+    # history link, its breadcrumb, its actions) was there, and a replay that looks sooner lacks it.
+    saved: bool = False
 
     @classmethod
     def of(cls, view: PageView) -> PageSignature:
@@ -318,7 +323,8 @@ class PageSignature(BaseModel):
         return cls(url=url, url_plain=url_plain if url_plain != url else "", title=title,
                    title_plain=plain if plain != title else "",
                    controls=tuple(controls), texts=tuple(sorted(texts)), listed=tuple(sorted(listed)),
-                   records=bool(view.reading.unit_texts), keyed=keyed, item_listed=any(view.unit_mentions))
+                   records=bool(view.reading.unit_texts), keyed=keyed, item_listed=any(view.unit_mentions),
+                   saved=shows_saving(observation, view.reading))
 
     def _list_forms(self, view: PageView) -> set[int]:
         """The forms a list's records came into, where the recording saw the list empty: what they
@@ -395,6 +401,10 @@ class PageSignature(BaseModel):
                     unexplained_units.add(unit)
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
         missing = without_empty_state(view, unexplained_units, missing, self.controls)
+        if same_document and self.saved and not shows_saving(observation, view.reading):
+            # Recorded once the page had saved itself, read now before it has (a replay runs faster than
+            # the recording; an autosave comes 0.5 s after the last change): what the save brings is to come.
+            missing = [key for key in missing if not saved_item_key(key)]
         added, missing = options_moved(added, missing)
         words: list[str] = []
         list_forms = self._list_forms(view)
