@@ -19,7 +19,7 @@ from playwright.async_api import Page
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.models import BrowserConfig
-from webtask_core.browser.motion import settle_motion
+from webtask_core.browser.motion import pointer_off_page, settle_motion
 from webtask_core.browser.screenshot import wait_repainted
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
@@ -142,7 +142,7 @@ class ActionRunner:
             return
         self.pointer_rests = "aside"
         async with translate_errors("move the mouse off the page", self._config.action_timeout_s):
-            await page.mouse.move(-1, -1)
+            await pointer_off_page(page)
 
     async def take_hold_still(self, page: Page) -> None:
         """Hold still now if the next action was to (an action on an element does it in its probe)."""

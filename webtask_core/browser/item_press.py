@@ -26,7 +26,7 @@ from playwright.async_api import Page
 
 from webtask_core.browser.failures import translate_errors
 from webtask_core.browser.focus import DEEP_ACTIVE, focused_frame
-from webtask_core.browser.motion import MOTION_MAX_S, settle_motion
+from webtask_core.browser.motion import MOTION_MAX_S, pointer_off_page, settle_motion
 from webtask_core.errors import ActionError
 
 __all__ = ["ItemField", "item_field", "press_needed", "confirm_item_added"]
@@ -186,7 +186,7 @@ async def _pick_suggestion(page: Page, text: str, before: ItemField | None) -> b
     async with translate_errors(f"pick {text!r} in the suggestion list", MOTION_MAX_S * 2):
         frame = await focused_frame(page)
         await frame.locator("[data-webtask-pick]").first.click(timeout=MOTION_MAX_S * 1000)
-        await page.mouse.move(-1, -1)
+        await pointer_off_page(page)
     await settle_motion(page)
     return not _did_nothing(before, await item_field(page, text), text)
 

@@ -25,7 +25,7 @@ from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.scripts import MARK_ATTRIBUTE
 
 __all__ = ["settle_motion", "settle_building", "still_first", "STILL_ARGS", "click_neutral_ground", "scroll_to_middle",
-           "page_age_s", "MOTION_QUIET_S", "MOTION_MAX_S"]
+           "page_age_s", "pointer_off_page", "MOTION_QUIET_S", "MOTION_MAX_S"]
 
 MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
 MOTION_MAX_S = 1.5  # the longest a replayed action waits for the page to hold still
@@ -155,6 +155,12 @@ async def click_neutral_ground(page: Page) -> bool:
             return False
         await page.mouse.click(float(point[0]), float(point[1]))
     return True
+
+
+async def pointer_off_page(page: Page) -> None:
+    """Take the mouse off the page, as a hand leaves it to type: nothing is hovered any more (a point
+    outside the viewport hits no element)."""
+    await page.mouse.move(-1, -1)
 
 
 _MIDDLE = """([mark, id]) => {
