@@ -264,11 +264,13 @@ class Worker:
                 return await watcher.after_call(call, message, tab)
 
         try:
-            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url, on_call=acting,
+            outcomes = await ctx.tools.run_calls(reply.tool_calls, tool_ctx, page_url=observation.url,
+                                                 page_document=observation.document, on_call=acting,
                                                  before_call=before_call, after_call=after_call)
             if scripted is not None:  # a replayed click the page covered: closed and clicked again, as a model would
                 outcomes = await retry_uncovered(ctx.tools, reply.tool_calls, outcomes, tool_ctx,
-                                                 page_url=observation.url, on_call=acting, before_call=before_call,
+                                                 page_url=observation.url, page_document=observation.document,
+                                                 on_call=acting, before_call=before_call,
                                                  after_call=after_call)
         except BaseException:
             ctx.discarded_usage = ctx.discarded_usage + reply.usage  # spent, though not recorded

@@ -5,7 +5,8 @@ Running a reply's calls follows three rules, so the model never acts on a page i
 - a call the model got wrong (unknown tool, input that is not an object, bad parameters, an
   ActionError from the page) becomes an error result, and the calls after it are skipped;
 - after a call that moved the page to another URL, calls that name an element id are skipped (ids
-  belong to the page state the model saw);
+  belong to the page state the model saw) — unless the page is still the document the model saw
+  (an autosave's ``replaceState`` turning a create URL into an edit URL loads nothing: the ids stand);
 - after ``complete`` or ``abort`` nothing else runs, nor after ``ask_human`` (the answer comes first).
 
 Every result message and URL is scrubbed of secret values before it is returned (a page, or a
@@ -92,7 +93,7 @@ class ToolRegistry:
         return tool, tool.parse(call.input)
 
     async def run_calls(
-        self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str,
+        self, calls: list[ToolCall], ctx: ToolContext, *, page_url: str, page_document: float = 0.0,
         on_call: Callable[[ToolCall], None] | None = None,
         before_call: Callable[[ToolCall, bool], Awaitable[str | None]] | None = None,
         after_call: Callable[[ToolCall, str], Awaitable[str]] | None = None,
@@ -101,7 +102,8 @@ class ToolRegistry:
         told of each call just before it runs, and ``before_call`` awaited then (with whether it is
         the first call of the reply to run; a note it returns says the call need not run: it is done
         with that note, not run); ``after_call`` is given each call that ran and its message, and
-        returns the message (an ActionError from it fails the call)."""
+        returns the message (an ActionError from it fails the call). ``page_document``: the observed
+        document's ``performance.timeOrigin`` (0: unknown, any other URL is another page)."""
         outcomes: list[CallOutcome] = []
         failed: str | None = None
         moved_to: str | None = None
@@ -150,7 +152,7 @@ class ToolRegistry:
                 )
                 continue
             url = _url(ctx)
-            if tool.uses_browser and url != page_url:
+            if tool.uses_browser and url != page_url and not await _same_document(ctx, page_document):
                 moved_to = url
             outcomes.append(
                 CallOutcome(call, ok=True, message=message or "done", url=url, duration_ms=_since(started))
@@ -197,6 +199,17 @@ def _since(started: float) -> float:
 
 def _url(ctx: ToolContext) -> str:
     return ctx.tab.url
+
+
+async def _same_document(ctx: ToolContext, document: float) -> bool:
+    """Whether the tab still shows the document observed as ``document`` (a URL its own script changed)."""
+    page = ctx.tab.page
+    if not document or page is None:
+        return False
+    try:
+        return await page.evaluate("performance.timeOrigin") == document
+    except Exception:  # noqa: BLE001 - a navigation under way destroyed the context: another document
+        return False
 
 
 def _json_type(value: Any) -> str:

@@ -32,7 +32,7 @@ _WEIGHS = re.compile(r"\b(sure|confirm\w*|warn\w*|error\w*|delet\w*|remov\w*|dis
 
 
 async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcomes: list[CallOutcome], ctx: ToolContext,
-                          *, page_url: str, on_call: Callable[[ToolCall], None] | None = None,
+                          *, page_url: str, page_document: float = 0.0, on_call: Callable[[ToolCall], None] | None = None,
                           before_call: Callable[[ToolCall, bool], Awaitable[str | None]] | None = None,
                           after_call: Callable[[ToolCall, str], Awaitable[str]] | None = None) -> list[CallOutcome]:
     """``outcomes`` with the first call that failed because something covered its element run again
@@ -59,7 +59,8 @@ async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcome
             await settle_motion(page)
         except ActionError:
             break
-        again = await registry.run_calls(rest, ctx, page_url=page_url, on_call=on_call, before_call=before_call,
+        again = await registry.run_calls(rest, ctx, page_url=page_url, page_document=page_document,
+                                         on_call=on_call, before_call=before_call,
                                          after_call=after_call)
         if (again and again[0].ok) or not again or not _COVERED.search(again[0].message):
             note = f" (it was covered by {match['cover']}: after {close}, done again)"
