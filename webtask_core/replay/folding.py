@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["Normaliser", "MONTHS", "month_of", "agree", "decide_marks", "narrowings", "url_pattern", "label_words", "names_agree"]
+__all__ = ["Normaliser", "agree", "decide_marks", "narrowings", "url_pattern", "label_words", "names_agree"]
 
 _DIGITS = re.compile(r"\d+")
 _COUNTED = re.compile(r"# (\w{2,}?)s\b")
@@ -196,22 +196,11 @@ def _lines(params: Mapping[str, Any]) -> list[tuple[str, str]]:
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-(\d{2})")
 
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-
-
 def _days(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A date's day of the month as ``{name.day}``, where it is a text's whole: the calendar cell a
     model clicks to pick or confirm ``2025-03-14`` is the one that says "14", on every run its own."""
     return [(str(int(match.group(1))), f"{name}.day") for name, value in params.items()
             if isinstance(value, str) and (match := _ISO_DATE.fullmatch(value.strip()))]
-
-
-def month_of(params: Mapping[str, Any], name: str) -> str | None:
-    """The month's name (``march``) of the date parameter ``name``, when it is an ISO date."""
-    value = params.get(name)
-    match = re.fullmatch(r"\d{4}-(\d{2})-\d{2}", value.strip()) if isinstance(value, str) else None
-    return MONTHS[int(match.group(1)) - 1] if match and 1 <= int(match.group(1)) <= 12 else None
 
 
 def _marks(values: list[tuple[str, str]]) -> dict[str, str]:

@@ -34,14 +34,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from webtask_core.replay.calendar import other_month
 from webtask_core.replay.commit import is_commit
 from webtask_core.replay.folding import (
-    MONTHS,
     Normaliser,
     agree,
     decide_marks,
     label_words,
-    month_of,
     narrowings,
     url_pattern,
 )
@@ -248,14 +247,14 @@ class PageView:
 
     def _other_month(self, fingerprint: ElementFingerprint) -> str | None:
         """A day of a date (``{release_date.day}``) is this run's only in a calendar showing this run's
-        month: one that opened before the date was typed may still show another."""
+        month and year: one that opened before the date was typed may still show another."""
+        elements = self.observation.elements.values()
+        texts = [*(line.text for line in self.reading.texts), *(element.text for element in elements),
+                 *(element.attributes.get("value", "") for element in elements)]
         for name in _DAY_MARK.findall(fingerprint.text):
-            wanted = month_of(self.normalise.params, name)
-            shown = {text.strip().casefold() for text in [*(line.text for line in self.reading.texts),
-                                                          *(element.text for element in self.observation.elements.values())]}
-            months = shown & set(MONTHS)
-            if wanted is not None and months and wanted not in months:
-                return f"the calendar shows {', '.join(sorted(months))}, not the month of this run's {name} ({wanted})"
+            why = other_month(self.normalise.params, name, texts)
+            if why is not None:
+                return why
         return None
 
     def _moved(self, fingerprint: ElementFingerprint, other: ElementFingerprint) -> bool:

@@ -94,3 +94,26 @@ async def test_tag_it_tags_removed_and_added_by_name(browser_session, widget_sit
     await browser_session.press_key("Enter")
     assert await browser_session.page.evaluate("$('#tags').tagit('assignedTags')") == ["leather", "boots"]
     assert await browser_session.page.evaluate("document.getElementById('tags').value") == "leather,boots"
+
+
+async def test_a_calendars_day_is_this_runs_only_in_this_runs_month_and_year(browser_session, widget_site):
+    # Four real pickers show March 2026 in their own way ("March" and "2026" apart, "March, 2026", a
+    # month select and a year select): the day 14 recorded for 2026-03-14 is this run's day for
+    # 2026-03-14 only, never for 2024-03-14 (the same month of another year: Wagtail's calendar under
+    # load showed today's year) nor for 2026-05-14.
+    from webtask_core.replay.folding import Normaliser
+    from webtask_core.replay.signature import PageView
+
+    for field in ("Release date (xdsoft)", "Release date (air)", "Release date (jQuery UI)", "Release date (Pikaday)"):
+        await browser_session.navigate(widget_site.url("calendars.html"))
+        observation = await opened(browser_session, field, '"14"')
+        recorded = PageView.of(observation, Normaliser({"release_date": "2026-03-14"}))
+        days = [element_id for element_id, fingerprint in recorded.fingerprints.items()
+                if fingerprint.text == "{release_date.day}"]
+        assert len(days) == 1, (field, observation.tree)
+        day_14 = recorded.fingerprints[days[0]]
+        assert recorded.resolve(day_14) == (days[0], ""), (field, observation.tree)
+        found, why = PageView.of(observation, Normaliser({"release_date": "2024-03-14"})).resolve(day_14)
+        assert found is None and "not of this run's release_date (2024)" in why, (field, why, observation.tree)
+        found, why = PageView.of(observation, Normaliser({"release_date": "2026-05-14"})).resolve(day_14)
+        assert found is None and "not the month of this run's release_date (may)" in why, (field, why, observation.tree)
