@@ -303,6 +303,18 @@ def test_what_grows_with_the_users_work_is_content_and_a_changed_line_is_not():
     grown = PageView.of(obs("http://shop/edit", grown_tree, *elements), Normaliser(params, identifying=("title", "sku")))
     # a chooser's images where it was empty, its paging, one "Add comment" fewer: content
     assert recorded.difference(grown) is None
+    # its first image, drawn alone (a list of one is no list): the record took the empty state's place
+    one_tree = grown_tree.replace('    - a-6 (href="/admin/images/chosen/2/") "Blue Bag"\n', "")
+    one = PageView.of(obs("http://shop/edit", one_tree, elements[0], *elements[2:]),
+                      Normaliser(params, identifying=("title", "sku")))
+    assert recorded.difference(one) is None
+    # a link to an item where the empty state still stands: the site added it
+    beside_tree = recorded_tree.replace('  - button-0 "Insert"',
+                                        '  - a-5 (href="/admin/images/chosen/3/") "Red Shoe"\n  - button-0 "Insert"')
+    beside = PageView.of(obs("http://shop/edit", beside_tree,
+                             ElementInfo(id="a-0", tag="a", text="upload one now", attributes={"href": "#tab-upload"}),
+                             *elements[:1], *elements[2:]), Normaliser(params, identifying=("title", "sku")))
+    assert "has 1 control(s) the recording did not (a red shoe -> /admin/images/chosen/*)" in str(recorded.difference(beside))
     # the button that acts gone, or a warning line: still a change of the site
     without_insert = PageView.of(obs("http://shop/edit", grown_tree.replace('  - button-0 "Insert"\n', ""),
                                      *elements[:3]), Normaliser(params, identifying=("title", "sku")))

@@ -44,32 +44,38 @@ def is_data_link(key: str) -> bool:
 
 
 def without_empty_state(view: PageView, unexplained_units: Iterable[int], missing: list[str],
-                        recorded: Iterable[str]) -> list[str]:
+                        recorded: Iterable[str]) -> tuple[list[str], set[str]]:
     """``missing`` (the keys of recorded controls not found) without what comes and goes with the
     user's work: the links and boxes of a list's empty state ("Why not upload one now?") when a list
     none of whose records were recorded now has records, or a link to an item the recording did not
     show stands there (a list of one, drawn without its list); and one or more fewer of a helper the
     page still shows (an "Add comment" button per field in view). A field or a submit gone is still
-    a change."""
+    a change. Also the keys of those item links when they took the place of an empty state the
+    recording showed (a chooser's "Why not upload one now?" become its first image): the list's
+    first record, not a control the site added."""
     new = set(unexplained_units)
     lists = view.reading.unit_lists
     grown = {lists[unit] for unit in new if unit < len(lists)}
     known = set(recorded)
     elements = view.observation.elements
-    item_link = any(element.tag == "a" and _ITEM_PATH.search(urlsplit(element.attributes.get("href", "")).path)
-                    and view.keys[element_id] not in known for element_id, element in elements.items())
-    emptied = item_link or any(all(unit in new for unit, at in enumerate(lists) if at == one) for one in grown)
+    item_links = {view.keys[element_id] for element_id, element in elements.items() if element.tag == "a"
+                  and _ITEM_PATH.search(urlsplit(element.attributes.get("href", "")).path)
+                  and view.keys[element_id] not in known}
+    emptied = bool(item_links) or any(all(unit in new for unit, at in enumerate(lists) if at == one) for one in grown)
     shown = {key: element_id for element_id, key in view.keys.items()}
-    kept = []
+    kept, empty_state = [], False
     for key in missing:
         if key in shown:  # fewer of a control the page still shows: a helper shown per field in view
             element = elements[shown[key]]
             if not is_field(element) and not is_commit("click", {}, element):
                 continue
-        if (emptied and key.split(" ", 1)[0] not in _ACTING_TAGS) or is_data_link(key):
+        if is_data_link(key):
+            continue
+        if emptied and key.split(" ", 1)[0] not in _ACTING_TAGS:
+            empty_state = True
             continue
         kept.append(key)
-    return kept
+    return kept, item_links if empty_state else set()
 
 
 def saved_item_chrome(view: PageView) -> set[str]:

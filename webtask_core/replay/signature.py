@@ -399,7 +399,8 @@ class PageSignature(BaseModel):
                 elif _digest(key) not in listed:
                     unexplained_units.add(unit)
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
-        missing = without_empty_state(view, unexplained_units, missing, self.controls)
+        missing, first_records = without_empty_state(view, unexplained_units, missing, self.controls)
+        added = [key for key in added if key not in first_records]
         if same_document and self.saved and not shows_saving(observation, view.reading):
             # Recorded once the page had saved itself, read now before it has (a replay runs faster than
             # the recording; an autosave comes 0.5 s after the last change): what the save brings is to come.
