@@ -387,3 +387,8 @@ def test_a_page_recorded_after_it_saved_itself_is_the_same_page_read_before_it_h
     no_publish = PageView.of(obs("http://shop/admin/pages/add/", unsaved_tree.replace(
         '  - button-1 (name="action-publish") "Publish"', ""), *saved[2:3]), normalise)
     assert "lacks" in str(recorded.difference(no_publish, same_document=True))
+    # while it saves ("Saving…") the saved page's links are still to come; once it says "Saved", not
+    saving = PageView.of(obs("http://shop/admin/pages/add/", unsaved_tree + '\n- text: "Saving…"', *saved[2:]), normalise)
+    assert recorded.difference(saving, same_document=True) is None
+    said_saved = PageView.of(obs("http://shop/admin/pages/add/", unsaved_tree + '\n- text: "Saved"', *saved[2:]), normalise)
+    assert "lacks 2 it had" in str(recorded.difference(said_saved, same_document=True))

@@ -161,10 +161,17 @@ def is_saving_status(text: str) -> bool:
         word in _SAVING_WORDS or word in _SAVING_CONTEXT for word in words)
 
 
-def shows_saving(observation: Observation, reading: PageReading) -> bool:
-    """Whether the page reports it saved (or is saving) itself: an autosave's "Saving…"/"Saved"."""
-    return any(is_saving_status(element.text) for element in observation.elements.values()) or any(
-        line.only_saving for line in reading.texts)
+def shows_saving(observation: Observation, reading: PageReading, *, done: bool = False) -> bool:
+    """Whether the page reports it saved (or is saving) itself: an autosave's "Saving…"/"Saved".
+    ``done``: only a save done ("Saved", "Draft saved at 10:42"), not one under way ("Saving…")."""
+    texts = [*(element.text for element in observation.elements.values()),
+             *(line.text for line in reading.texts if line.only_saving)]
+    return any(is_saving_status(text) and (not done or _saved_done(text)) for text in texts)
+
+
+def _saved_done(text: str) -> bool:
+    words = set(re.findall(r"[^\W\d_]+", text.casefold()))
+    return bool(words & {"saved", "autosaved"}) and not words & {"saving", "autosaving", "unsaved"}
 
 
 @dataclass

@@ -401,9 +401,10 @@ class PageSignature(BaseModel):
         missing = sorted(key for key, count in recorded.items() for _ in range(count))
         missing, first_records = without_empty_state(view, unexplained_units, missing, self.controls)
         added = [key for key in added if key not in first_records]
-        if same_document and self.saved and not shows_saving(observation, view.reading):
+        if same_document and self.saved and not shows_saving(observation, view.reading, done=True):
             # Recorded once the page had saved itself, read now before it has (a replay runs faster than
-            # the recording; an autosave comes 0.5 s after the last change): what the save brings is to come.
+            # the recording; an autosave comes 0.5 s after the last change), or while it is ("Saving…"):
+            # what the save brings is to come.
             missing = [key for key in missing if not saved_item_key(key)]
         added, missing = options_moved(added, missing)
         words: list[str] = []
