@@ -315,6 +315,9 @@ def test_what_grows_with_the_users_work_is_content_and_a_changed_line_is_not():
                              ElementInfo(id="a-0", tag="a", text="upload one now", attributes={"href": "#tab-upload"}),
                              *elements[:1], *elements[2:]), Normaliser(params, identifying=("title", "sku")))
     assert "has 1 control(s) the recording did not (a red shoe -> /admin/images/chosen/*)" in str(recorded.difference(beside))
+    # a search's count of its records is the list's; a count of errors is not
+    from webtask_core.replay.growth import is_paging
+    assert is_paging("there is # match") and is_paging("there are # matche") and not is_paging("there are # error")
     # the button that acts gone, or a warning line: still a change of the site
     without_insert = PageView.of(obs("http://shop/edit", grown_tree.replace('  - button-0 "Insert"\n', ""),
                                      *elements[:3]), Normaliser(params, identifying=("title", "sku")))

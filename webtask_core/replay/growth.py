@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["is_paging", "is_data_link", "options_moved", "saved_item_chrome", "saved_item_key", "without_empty_state",
            "grown_links"]
 
-_PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total)|# of # selected)\.?")
+# "There is 1 match" / "There are 3 matches" (a count's plural folded off: "matche"), never of errors
+_PAGING = re.compile(r"(page # of #|showing #\s*(?:-|to)\s*# of #( \w+)?|# \w+ (found|in total)|# of # selected"
+                     r"|there (is|are) # (?!(error|warning|problem|issue|conflict|failure)e?s?\b)\w+)\.?")
 # A link named only by a date or a number (a changelist's date drill-down "March 2025", a page "2"):
 # the data's, not the site's.
 _DATA_LINK = re.compile(r"a link [‹›«»<>@#\s]+ -> .*")
@@ -34,7 +36,7 @@ _VALUE_WORDS = 4  # a suggested value is a few words ("summer sale"), not a sent
 
 
 def is_paging(folded: str) -> bool:
-    """A list's paging or count, folded ("page # of #", "showing # to # of # results")."""
+    """A list's paging or count, folded ("page # of #", "showing # to # of # results", "there is # match")."""
     return _PAGING.fullmatch(folded) is not None
 
 

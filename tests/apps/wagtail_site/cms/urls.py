@@ -1,13 +1,16 @@
-"""Wagtail's admin at /admin/, the pages from /, uploaded media served by Django (DEBUG)."""
+"""Wagtail's admin at /admin/, documents at /documents/ (as Wagtail's project template has them), the
+pages from /, uploaded media served by Django (DEBUG)."""
 
 from django.conf import settings
 from django.conf.urls.static import static
 from django.urls import include, path
 from wagtail import urls as wagtail_urls
 from wagtail.admin import urls as wagtailadmin_urls
+from wagtail.documents import urls as wagtaildocs_urls
 
 urlpatterns = [
     path("admin/", include(wagtailadmin_urls)),
+    path("documents/", include(wagtaildocs_urls)),
     *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),
     path("", include(wagtail_urls)),
 ]
