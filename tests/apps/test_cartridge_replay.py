@@ -16,7 +16,8 @@ Django's calendar and clock links, TinyMCE, a two-list category chooser, Mezzani
 (with a link per keyword the shop already knows), option checkboxes, the Media Library popup (a tab
 of its own: Upload, then Select the file), and after "Save and continue editing" the variation row
 (SKU, stock, prices and an image select). The content is typed in pieces (``rich_text="keys"``);
-``"fill"`` of markdown into an editor is issue 27 and until it lands stores asterisks.
+``"fill"`` of markdown into an editor (issue 27) is tested on Wagtail's (test_rich_text_fill) and
+TinyMCE from npm (tests/core/widgets/test_widget_editors.py).
 
 When it fails, the message lists per product the model calls, the replay outcome, the script
 revision and every "replay stopped at ..." note with the page it was given on, then every value

@@ -58,7 +58,9 @@ async def _view(tab: BrowserTab, url: str, normalise: Normaliser, *, open_sectio
     """The page at ``url`` as replay reads it (``open_section``: a collapsed fieldset opened first)."""
     assert tab.page is not None
     await tab.page.goto(url)
-    await tab.page.wait_for_load_state("networkidle")
+    # settled as a step waits for a page (not Playwright's "networkidle": Wagtail's admin under load
+    # kept a request going for the 20 s of its bound)
+    await tab.wait_for(timeout_s=15)
     if open_section:
         await tab.page.get_by_text(open_section, exact=True).click()
         await tab.page.wait_for_timeout(500)  # the fieldset's slide
