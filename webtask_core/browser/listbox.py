@@ -16,7 +16,8 @@ from typing import Any
 from playwright.async_api import ElementHandle
 
 from webtask_core.browser import actions
-from webtask_core.browser.actions import Target, _no_such_option, quote_for_model
+from webtask_core.browser.actions import Target, quote_for_model
+from webtask_core.browser.native_select import no_such_option
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError
 
@@ -161,10 +162,10 @@ def _missing(element_id: str, label: str, first: dict[str, Any], listed: dict[st
     if seen and seen["count"] > len(first["options"]):
         texts = seen["first"] + [option["text"] for option in first["options"]]
         options = [[text, "", False] for text in dict.fromkeys(texts)]
-        message = _no_such_option(element_id, options[:8], label)
+        message = no_such_option(element_id, options[:8], label)
         return message.split(" … (")[0] + f" … ({seen['count']} in all, the list scrolled through to its end)"
     options = [[option["text"], "", option["disabled"]] for option in first["options"]]
-    return _no_such_option(element_id, options, label)
+    return no_such_option(element_id, options, label)
 
 
 async def _open(widget: _Widget, target: Target, timeout_s: float) -> None:

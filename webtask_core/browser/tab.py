@@ -11,7 +11,7 @@ from weakref import WeakKeyDictionary
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from webtask_core.browser import actions, editors, files, listbox, page_actions, slider
+from webtask_core.browser import actions, editors, files, listbox, native_select, page_actions, slider
 from webtask_core.browser.action_run import GRACE_S, ActionRunner, Pointer
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
 from webtask_core.browser.declared_roots import DeclaredRoots
@@ -272,7 +272,7 @@ class BrowserTab:
 
         async def perform(target: Target) -> str:
             if target.info["options"] is not None:
-                return await actions.select_option(target, wanted, timeout)
+                return await native_select.select_option(target, wanted, timeout)
             return await listbox.choose(target, wanted, timeout)
 
         return await self._on_element("select an option of", element_id, perform, quick=True, pointer="mouse")
