@@ -43,13 +43,15 @@ print(json.dumps(made))
 """
 
 
-async def _logged_in(browser: Browser, shop: DjangoAppProcess) -> BrowserTab:
+async def _logged_in(browser: Browser, shop: DjangoAppProcess, username: str = STAFF_USERNAME,
+                     password: str = STAFF_PASSWORD) -> BrowserTab:
+    """A tab logged in to the admin at /admin/login/ (Mezzanine's by default, or Wagtail's)."""
     tab = await browser.new_tab()
     assert tab.page is not None
     await tab.page.goto(shop.url("/admin/login/"))
-    await tab.page.fill("input[name=username]", STAFF_USERNAME)
-    await tab.page.fill("input[name=password]", STAFF_PASSWORD)
-    await tab.page.click("input[type=submit]")
+    await tab.page.fill("input[name=username]", username)
+    await tab.page.fill("input[name=password]", password)
+    await tab.page.click("[type=submit]")
     await tab.page.wait_for_url("**/admin/**")
     return tab
 
@@ -139,19 +141,6 @@ Image.objects.create(title="Growth swatch", collection=collection, file=ImageFil
 _NO_IMAGES = "Image.objects.filter(collection=collection).delete()"
 
 
-async def _wagtail_tab(browser: Browser, shop: DjangoAppProcess) -> BrowserTab:
-    from wagtail_site.shop import STAFF_PASSWORD as WAGTAIL_PASSWORD
-    from wagtail_site.shop import STAFF_USERNAME as WAGTAIL_USERNAME
-    tab = await browser.new_tab()
-    assert tab.page is not None
-    await tab.page.goto(shop.url("/admin/login/"))
-    await tab.page.fill("input[name=username]", WAGTAIL_USERNAME)
-    await tab.page.fill("input[name=password]", WAGTAIL_PASSWORD)
-    await tab.page.click("button[type=submit]")
-    await tab.page.wait_for_url("**/admin/")
-    return tab
-
-
 async def test_a_list_that_grew_from_its_empty_state_to_one_record_is_no_change_of_the_page(
         wagtail_shop: DjangoAppProcess, browser: Browser) -> None:
     # The replay test's image chooser (empty when recorded, the recording's image alone when replayed)
@@ -159,7 +148,9 @@ async def test_a_list_that_grew_from_its_empty_state_to_one_record_is_no_change_
     # list, and its documents, a table; each read while it had none ("You haven't uploaded any ... Why
     # not upload one now?") and with its first.
     normalise = Normaliser({"title": "Growth test", "sku": "GROWTH-2"}, identifying=("sku", "title"))
-    tab = await _wagtail_tab(browser, wagtail_shop)
+    from wagtail_site.shop import STAFF_PASSWORD as WAGTAIL_PASSWORD
+    from wagtail_site.shop import STAFF_USERNAME as WAGTAIL_USERNAME
+    tab = await _logged_in(browser, wagtail_shop, WAGTAIL_USERNAME, WAGTAIL_PASSWORD)
     assert tab.page is not None
     try:
         collection, count = wagtail_shop.query(_IMAGES.format(action=_NO_IMAGES))
