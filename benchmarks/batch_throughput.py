@@ -49,7 +49,7 @@ def _private_prefect() -> None:
     if not os.environ.get("PREFECT_API_URL"):
         os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="webtask-bench-prefect-")
         os.environ["PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"] = "true"
-        os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "120"
+        os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")  # more on a busy machine
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
 

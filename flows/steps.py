@@ -54,9 +54,9 @@ STEP_RETRIES = 3  # after the model SDK's own retries
 STEP_RETRY_DELAY_S = 2.0  # first delay; then 4, 8 s — each with jitter
 STEP_RETRY_JITTER = 0.5
 RECORDS_WAIT_S = 30.0  # how long a failing run still waits for its steps' artifacts to be written
-# What a run spent so far goes on its flow run's label (webtask_flows.costs.record_spent) at its first
-# priced step, then at most once in this many seconds while it runs, and whenever it ends (completed,
-# failed, suspended): a process killed outright leaves at most this long's model calls unrecorded.
+# What a run spent so far goes on its flow run's label (webtask_flows.costs.record_spent) at most once
+# in this many seconds while it runs (counted from its start), and whenever it ends (completed, failed,
+# suspended): a process killed outright leaves at most this long's model calls unrecorded.
 SPENT_EVERY_S = 15.0
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class StepRun:
         self._publishing: asyncio.Task[None] | None = None
         self.spent_written: float | None = None  # the flow run's spend label as this run last wrote it
         self.spent_writes = 0  # how many times this run wrote it
-        self._spent_at: float | None = None  # when (time.monotonic) it last did
+        self._spent_at = time.monotonic()  # when it last did (time.monotonic), or the run started
 
     def publish_after_step(self, index: int, publish: Awaitable[None]) -> None:
         """Write a step's records (artifact, spend) while the run goes on: from the step's task run's
@@ -134,8 +134,8 @@ class StepRun:
     async def record_spent(self, cost_usd: float | None = None, *, final: bool = True) -> None:
         """Write what the run spent so far on its flow run's label when it changed: ``cost_usd``, else
         every model call of the task so far (retried and resumed ones too). Not ``final`` (after a
-        step), only at the run's first priced step and then once ``SPENT_EVERY_S`` passed since the
-        last write; the run's end writes whatever is still unwritten."""
+        step), only once ``SPENT_EVERY_S`` passed since the last write (or the run's start); the run's
+        end writes whatever is still unwritten."""
         if self.flow_run_id is None:
             return
         if cost_usd is None:
@@ -148,7 +148,7 @@ class StepRun:
         if value == self.spent_written:
             return
         now = time.monotonic()
-        if not final and self._spent_at is not None and now - self._spent_at < SPENT_EVERY_S:
+        if not final and now - self._spent_at < SPENT_EVERY_S:
             return
         from webtask_flows.costs import record_spent
 
