@@ -23,7 +23,8 @@ point of a listing's cycle instead of wherever a time window fell.
 The batch replays (``replay=True``, as a production batch that learned the flow runs): the first
 listing records, the rest replay, so a hundred listings take minutes, not half an hour.
 
-Ends with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
+Each level also counts the Prefect API calls per listing (``prefect_calls.py``: by route, the spend-label
+writes among them). Ends with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _private_prefect() -> None:
     if not os.environ.get("PREFECT_API_URL"):
         os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="webtask-bench-prefect-")
         os.environ["PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"] = "true"
-        os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "120"
+        os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")  # more on a busy machine
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
 
@@ -207,10 +208,13 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
     shop.reset(sign_out=True)  # type: ignore[attr-defined]
     model.reset()  # type: ignore[attr-defined]
     os.environ["WEBTASK_SESSION_STORE"] = str(workdir / f"sessions-{concurrency}")  # no login carried over
+    from prefect_calls import PrefectCalls
+
     from webtask_core.testing.processes import cpu_by_part
 
     cpu_before = cpu_by_part() or {}
-    with MemorySampler(finished=lambda: len(shop.listings())) as memory, RunTimes() as times:  # type: ignore[attr-defined]
+    with PrefectCalls() as calls, RunTimes() as times, \
+            MemorySampler(finished=lambda: len(shop.listings())) as memory:  # type: ignore[attr-defined]
         started = time.perf_counter()
         state = await batch_listing_upload(
             manifest=str(manifest), site_url=shop.url("/listings"), username="demo",  # type: ignore[attr-defined]
@@ -246,6 +250,9 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
         "seconds_per_listing": times.seconds_per_listing(seconds, concurrency),
         "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
+        # Prefect API calls per listing made by this process (the batch, its runs, their steps; the
+        # login task's share included), the flow runs' spend-label writes among them (prefect_calls.py)
+        "prefect_api_calls_per_listing": calls.per_listing(count),
     }
 
 
@@ -271,7 +278,8 @@ async def main(count: int, levels: list[int], latency_s: float, growth: bool = F
                   f"{row['model_requests_per_listing']} model requests per listing + {row['login_requests']} "
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
                   f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s; "
-                  f"seconds per listing {row['seconds_per_listing']}",
+                  f"seconds per listing {row['seconds_per_listing']}; Prefect API calls per listing "
+                  f"{row['prefect_api_calls_per_listing']}",
                   flush=True)
     if growth:
         row = rows[-1]
@@ -319,6 +327,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     _private_prefect()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # prefect_calls
     levels = [int(v) for v in args.levels.split(",")]
     if args.growth:
         outcome = asyncio.run(main(args.growth, levels[-1:], args.latency, growth=True))

@@ -44,7 +44,7 @@ from webtask_core.tools.base import SECRET_PLACEHOLDER
 from webtask_core.tools.control import OutputSpec
 from webtask_core.worker import Worker, WorkerOptions
 from webtask_flows.artifacts import publish_run_artifacts
-from webtask_flows.costs import RunCost, RunPricing, price_run, record_spent
+from webtask_flows.costs import RunCost, RunPricing, price_run
 from webtask_flows.events import (
     cost_payload,
     emit_handover_event,
@@ -215,7 +215,7 @@ async def run_webtask(
         await task_run.start()  # a start URL that cannot be opened fails here, before any model call
         step_run = StepRun(task_run, secrets=worker.secrets, screenshots=screenshots, pricing=pricing,
                            tracer=trace.recorder, flow_run_id=flow_run_id)
-        stack.push_async_callback(step_run.finish_records)  # a run ending on an error still writes them
+        stack.push_async_exit(step_run.finish_records)  # a run ending on an error still writes them
         run_step = step_task()
         task_ms: dict[int, float] = {}
         if waiting is not None:
@@ -223,6 +223,7 @@ async def run_webtask(
         while not ctx.finished:
             if ctx.pending_question is not None:  # asked in the flow itself: a pause, never in a task
                 await step_run.published()  # a suspended run ends this process: every step's records first
+                await step_run.record_spent()  # and what it spent so far, unwritten while it waits
                 await answer_or_suspend(task_run, browser, store, flow_run_id)
                 if ctx.finished:
                     break
@@ -256,8 +257,8 @@ async def run_webtask(
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None,
                      run_cost=run_cost, trace_location=trace.locations[-1] if trace.locations else None)
-    if flow_run_id is not None and result.cost_usd is not None:
-        await record_spent(flow_run_id, result.cost_usd)  # the whole run's cost, retried calls included
+    if result.cost_usd is not None:  # the whole run's cost, retried calls included (unless written already)
+        await step_run.record_spent(result.cost_usd)
     handovers = task_run.replay_handover_details
     if handovers and replay is not None and task_run.replayer is not None:
         emit_handover_event(key=replay.key, revision=task_run.replayer.script.revision, outcome=result.status.value,

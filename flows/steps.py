@@ -54,6 +54,10 @@ STEP_RETRIES = 3  # after the model SDK's own retries
 STEP_RETRY_DELAY_S = 2.0  # first delay; then 4, 8 s — each with jitter
 STEP_RETRY_JITTER = 0.5
 RECORDS_WAIT_S = 30.0  # how long a failing run still waits for its steps' artifacts to be written
+# What a run spent so far goes on its flow run's label (webtask_flows.costs.record_spent) at most once
+# in this many seconds while it runs (counted from its start), and whenever it ends (completed, failed,
+# suspended): a process killed outright leaves at most this long's model calls unrecorded.
+SPENT_EVERY_S = 15.0
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +95,9 @@ class StepRun:
         self.replay_watch = ReplayWatch(task_run) if task_run.replay is not None else None
         # The last step's artifact and spend record, still being written while the next step runs.
         self._publishing: asyncio.Task[None] | None = None
+        self.spent_written: float | None = None  # the flow run's spend label as this run last wrote it
+        self.spent_writes = 0  # how many times this run wrote it
+        self._spent_at = time.monotonic()  # when it last did (time.monotonic), or the run started
 
     def publish_after_step(self, index: int, publish: Awaitable[None]) -> None:
         """Write a step's records (artifact, spend) while the run goes on: from the step's task run's
@@ -124,21 +131,50 @@ class StepRun:
             self._publishing = None
             raise publishing.exception()  # type: ignore[misc]
 
-    async def finish_records(self) -> None:
-        """The run ends on an error: the records still being written are written all the same (within
-        ``RECORDS_WAIT_S``); one that cannot be is logged, and the run's own error stands."""
-        publishing, self._publishing = self._publishing, None
-        if publishing is None:
+    async def record_spent(self, cost_usd: float | None = None, *, final: bool = True) -> None:
+        """Write what the run spent so far on its flow run's label when it changed: ``cost_usd``, else
+        every model call of the task so far (retried and resumed ones too). Not ``final`` (after a
+        step), only once ``SPENT_EVERY_S`` passed since the last write (or the run's start); the run's
+        end writes whatever is still unwritten."""
+        if self.flow_run_id is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(publishing), timeout=RECORDS_WAIT_S)
-        except TimeoutError:
-            publishing.cancel()
-            logger.warning("A step's artifact was still being written %.0f s after the run failed: given up",
-                           RECORDS_WAIT_S)
-        except Exception as error:  # the run already failed: its own error is what it reports
-            logger.warning("A step's artifact could not be written: %s: %s", type(error).__name__,
-                           self.secrets.scrub(str(error)))
+        if cost_usd is None:
+            ctx = self.task_run.ctx
+            spent = self.pricing.cost(ctx.usage + ctx.discarded_usage) if self.pricing is not None else None
+            if spent is None:
+                return
+            cost_usd = spent.total_usd
+        value = round(cost_usd, 6)
+        if value == self.spent_written:
+            return
+        now = time.monotonic()
+        if not final and now - self._spent_at < SPENT_EVERY_S:
+            return
+        from webtask_flows.costs import record_spent
+
+        await record_spent(self.flow_run_id, value)
+        self.spent_written, self._spent_at = value, now
+        self.spent_writes += 1
+
+    async def finish_records(self, error_type: type[BaseException] | None = None, *_: object) -> bool:
+        """Leaving the run's stack (``AsyncExitStack.push_async_exit``): on an error, the records still
+        being written are written all the same (within ``RECORDS_WAIT_S``), and then what the run spent
+        so far; one that cannot be is logged, and the run's own error stands. A run ending without an
+        error wrote its records already (:meth:`published`) and writes its whole cost after this."""
+        publishing, self._publishing = self._publishing, None
+        if publishing is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(publishing), timeout=RECORDS_WAIT_S)
+            except TimeoutError:
+                publishing.cancel()
+                logger.warning("A step's artifact was still being written %.0f s after the run failed: given up",
+                               RECORDS_WAIT_S)
+            except Exception as error:  # the run already failed: its own error is what it reports
+                logger.warning("A step's artifact could not be written: %s: %s", type(error).__name__,
+                               self.secrets.scrub(str(error)))
+        if error_type is not None:
+            await self.record_spent()
+        return False
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump
         return f"StepRun({self.task_run!r})"
@@ -204,18 +240,8 @@ async def _publish(run: StepRun, step: Step, index: int, cost: Any, replay: Any)
             reasons = run.secrets.scrub("; ".join(replay.handovers))
             await publish_picture(step.screenshot, name=f"handover-{index}", screenshots=run.screenshots,
                                   description=f"Where replay handed over to the model (step {index}): {reasons}"[:500])
-    if cost is not None and run.flow_run_id is not None:
-        await _record_spent(run)
-
-
-async def _record_spent(run: StepRun) -> None:
-    """What the task spent so far — every model call, retried and resumed ones too — on the flow run."""
-    from webtask_flows.costs import record_spent
-
-    ctx = run.task_run.ctx
-    spent = run.pricing.cost(ctx.usage + ctx.discarded_usage) if run.pricing is not None else None
-    if spent is not None and run.flow_run_id is not None:
-        await record_spent(run.flow_run_id, spent.total_usd)
+    if cost is not None:
+        await run.record_spent(final=False)
 
 
 def _env_number(name: str, default: float, *, integer: bool = False) -> float:

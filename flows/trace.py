@@ -9,10 +9,11 @@ is ``WEBTASK_TRACE`` (Playwright's own words):
 - ``on``: always kept;
 - ``off``: not recorded at all.
 
-``WEBTASK_TRACE_FILM_STRIP`` (``on`` by default, ``off``): whether the trace records the screencast
-film strip beside its DOM snapshots. The film strip is most of what a trace costs Chromium (JPEG
-frames while the page paints: ~0.6 CPU-s of a demo listing's ~2.5); the snapshots still show the page
-before and after each action, and the step artifacts show each step's picture.
+``WEBTASK_TRACE_FILM_STRIP`` (``off`` by default, ``on``): whether the trace records the screencast
+film strip beside its DOM snapshots. Off, because the film strip is most of what a trace costs Chromium
+(JPEG frames while the page paints, kept or not: ~0.6 CPU-s of a demo listing's ~2.5) and shows nothing
+the rest does not: the DOM snapshots show the page before and after each action, and the step artifacts
+show each step's picture. ``on`` adds it (as frames, no secret readable: webtask_core.browser.tracing).
 
 Kept traces go to ``WEBTASK_TRACE_STORE`` (a folder or ``s3://bucket/prefix``), else beside the step
 pictures when ``WEBTASK_SCREENSHOT_STORE`` is set, else ``~/.webtask/traces``; as
@@ -58,7 +59,7 @@ class TraceSettings:
     """``mode`` and where kept traces go: a folder, or an S3 store (presigned links)."""
 
     def __init__(self, mode: TraceMode = "retain-on-failure", *, folder: Path | None = None,
-                 s3: ScreenshotStore | None = None, film_strip: bool = True):
+                 s3: ScreenshotStore | None = None, film_strip: bool = False):
         self.mode = mode
         self.film_strip = film_strip
         self.folder = folder if folder is not None or s3 is not None else default_trace_folder()
@@ -66,7 +67,7 @@ class TraceSettings:
 
     def __repr__(self) -> str:
         where = self.s3.location.uri if self.s3 is not None else str(self.folder)
-        return f"TraceSettings({self.mode!r}, {where!r}{'' if self.film_strip else ', film_strip=False'})"
+        return f"TraceSettings({self.mode!r}, {where!r}{', film_strip=True' if self.film_strip else ''})"
 
     async def keep(self, flow_run_id: str, parts: list[Path]) -> list[str]:
         """Store the trace parts of a run; returns where each went (a path, or a presigned URL)."""
@@ -94,7 +95,7 @@ def trace_settings_from_env() -> TraceSettings:
     mode = (os.environ.get(TRACE_ENV) or "retain-on-failure").strip()
     if mode not in _MODES:
         raise ConfigError(TRACE_ENV, f"must be one of {', '.join(_MODES)}, got {mode!r}")
-    film_strip = (os.environ.get(TRACE_FILM_STRIP_ENV) or "on").strip()
+    film_strip = (os.environ.get(TRACE_FILM_STRIP_ENV) or "off").strip()
     if film_strip not in ("on", "off"):
         raise ConfigError(TRACE_FILM_STRIP_ENV, f"must be 'on' or 'off', got {film_strip!r}")
     where = (os.environ.get(TRACE_STORE_ENV) or "").strip()

@@ -50,6 +50,7 @@ async def create_pool(name: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.timeout(480)
 async def test_the_documented_adhoc_deploy_runs_on_a_worker_started_elsewhere(processes, tmp_path):
     from prefect.blocks.system import Secret

@@ -60,6 +60,7 @@ def step_actions(events: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict
 
 async def test_an_aborted_run_keeps_its_trace_with_every_step_and_no_secret(flow_env, shop, shop_secret, monkeypatch):
     monkeypatch.delenv("WEBTASK_TRACE", raising=False)  # the default: retain-on-failure (the suite turns it off)
+    monkeypatch.setenv("WEBTASK_TRACE_FILM_STRIP", "on")  # with its film strip (off by default)
     async with fake_model_env(login_then_abort(), monkeypatch):
         state = await run_webtask(login_task(shop.url("/login")), start_url=shop.url("/login"), max_steps=5,
                                   secrets=shop_secret, return_state=True)
@@ -140,8 +141,9 @@ async def test_a_run_that_raised_keeps_its_trace_and_says_where(flow_env, shop, 
 
 async def test_without_the_film_strip_a_kept_trace_still_has_every_action_and_snapshot(flow_env, shop, shop_secret,
                                                                                        monkeypatch):
+    """The default: no film strip (WEBTASK_TRACE_FILM_STRIP unset)."""
     monkeypatch.delenv("WEBTASK_TRACE", raising=False)
-    monkeypatch.setenv("WEBTASK_TRACE_FILM_STRIP", "off")
+    monkeypatch.delenv("WEBTASK_TRACE_FILM_STRIP", raising=False)
     async with fake_model_env(login_then_abort(), monkeypatch):
         state = await run_webtask(login_task(shop.url("/login")), start_url=shop.url("/login"), max_steps=5,
                                   secrets=shop_secret, return_state=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
+from typing import Any
 
 from flow_helpers import (
     OUTPUT_SCHEMA,
@@ -23,8 +25,10 @@ from flow_helpers import (
 from webtask_core.record import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
+from webtask_flows.costs import SPENT_LABEL
 from webtask_flows.run_flow import run_webtask
 from webtask_flows.run_result import WebtaskResult, webtask_result
+from webtask_flows.steps import SPENT_EVERY_S
 
 
 async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monkeypatch, s3_endpoint, s3_client,
@@ -39,13 +43,16 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
         "listing_image_2": f"s3://{s3_bucket}/listings/../../back side.png",
     }
 
+    label_writes = count_label_writes(monkeypatch)
     async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
+        started = time.monotonic()
         state = await run_webtask(
             listing_task(shop.url("/listings")), start_url=shop.url("/listings"), resources=resources,
             max_steps=20, session_key="listing-shop", output_schema=OUTPUT_SCHEMA, secrets=shop_secret,
             return_state=True,
         )
         requests = server.requests
+        elapsed_s = time.monotonic() - started
 
     assert state.is_completed(), state.message
     result = await webtask_result(state)
@@ -106,3 +113,24 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
     assert SHOP_PASSWORD not in everything
     flow_run = await read_flow_run(flow_run_id)
     assert flow_run.name and flow_run.state.name == "Completed"
+    # What the run spent: on its flow run's label at the end, written at most once every SPENT_EVERY_S
+    # while it ran and at its end, never the same value twice (it was after every step, then again).
+    assert flow_run.labels[SPENT_LABEL] == result.cost_usd
+    written = [labels[SPENT_LABEL] for run_id, labels in label_writes if run_id == flow_run_id]
+    assert written[-1] == result.cost_usd and written == sorted(set(written))
+    assert 1 <= len(written) <= 1 + int(elapsed_s // SPENT_EVERY_S) and len(written) < result.steps
+
+
+def count_label_writes(monkeypatch: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """Every flow-run label update sent to the Prefect API from now on, as (flow run id, labels)."""
+    from prefect.client.orchestration import PrefectClient
+
+    writes: list[tuple[Any, dict[str, Any]]] = []
+    update = PrefectClient.update_flow_run_labels
+
+    async def counted(client: Any, flow_run_id: Any, labels: Any) -> None:
+        writes.append((flow_run_id, dict(labels)))
+        await update(client, flow_run_id, labels)
+
+    monkeypatch.setattr(PrefectClient, "update_flow_run_labels", counted)
+    return writes

@@ -80,6 +80,7 @@ async def automation_actions(client: Any, automation_id: Any) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_only_a_killed_run_is_marked_crashed():
     from prefect.client.orchestration import get_client
     from prefect.events.schemas.automations import AutomationCore

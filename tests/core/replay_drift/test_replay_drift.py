@@ -19,7 +19,7 @@ from drift_cases import case_runs
 from drift_run import RESULTS, Case, DriftEnv
 from drift_site import Style
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 @pytest.mark.parametrize(("case", "style"), case_runs(), ids=[f"{case.name}-{style}" for case, style in case_runs()])

@@ -8,6 +8,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from flow_helpers import (
     fake_model_env,
     flow_env,  # noqa: F401 (fixture)
@@ -54,6 +55,7 @@ def test_the_rules_say_why_a_listing_needs_approval():
     assert "category is Bags" in approval_reason(listing, ApprovalRule(categories=["bags"]), None)
 
 
+@pytest.mark.e2e
 async def test_a_listing_over_the_price_rule_waits_for_approval_while_the_batch_goes_on(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     rows = manifest_rows(3, prefix="APP")
@@ -81,6 +83,7 @@ async def test_a_listing_over_the_price_rule_waits_for_approval_while_the_batch_
     assert shop.listing_by_sku("APP-2") == []
 
 
+@pytest.mark.e2e
 async def test_a_rerun_asks_for_approval_when_a_ruled_field_changed_since_the_last_listing(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     # The ledger as an earlier batch left it: the three SKUs listed, each with its fields then

@@ -50,6 +50,7 @@ class KillWhenPublished:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_killed_batch_reruns_without_duplicates(flow_env, shop, shop_secret, monkeypatch, s3_endpoint,
                                                         s3_bucket, tmp_path):
     from prefect.settings import PREFECT_API_URL

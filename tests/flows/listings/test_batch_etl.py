@@ -20,6 +20,7 @@ from webtask_flows.listings.etl_example import listings_etl, sample_products
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_the_etl_flow_writes_to_s3_and_runs_the_batch(flow_env, shop, shop_secret, monkeypatch, s3_endpoint,
                                                             s3_client, s3_bucket, tmp_path):
     monkeypatch.setenv("WEBTASK_S3_ENDPOINT_URL", s3_endpoint)

@@ -74,6 +74,7 @@ def params(shop: Any, tmp_path: Path, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, monkeypatch, s3_endpoint,
                                                  s3_client, s3_bucket, tmp_path):
     rows = manifest_rows(5)
@@ -135,6 +136,7 @@ async def test_five_listings_from_an_s3_manifest(flow_env, shop, shop_secret, mo
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_one_aborted_listing_fails_the_batch_by_name_and_the_others_finish(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     rows = manifest_rows(3, prefix="AB")

@@ -25,6 +25,7 @@ from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_mismatch_fails_loudly_a_rerun_lists_nothing_twice_and_a_repair_corrects_it(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     rows = manifest_rows(3, prefix="MM")

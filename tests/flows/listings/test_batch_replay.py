@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from flow_helpers import (
     fake_model_env,
     flow_env,  # noqa: F401 (fixture)
@@ -35,6 +36,7 @@ def rows_with_photos(tmp_path, count: int, prefix: str) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.e2e
 async def test_a_batch_learns_once_then_replays_and_repairs_where_the_site_changed(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     key = listing_script_key(None, shop.url("/listings"), "1")

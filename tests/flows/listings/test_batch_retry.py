@@ -42,6 +42,7 @@ async def retry_like_the_ui(flow_run_id: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_retry_of_a_failed_batch_reruns_only_the_failed_listing(flow_env, shop, shop_secret, monkeypatch,
                                                                       tmp_path):
     from prefect.client.orchestration import get_client

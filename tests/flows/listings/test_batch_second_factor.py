@@ -21,6 +21,7 @@ from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_batch_logs_in_with_the_totp_seed_of_a_secret_block(flow_env, shop_secret, monkeypatch, tmp_path):
     from prefect.blocks.system import Secret
 

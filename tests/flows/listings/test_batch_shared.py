@@ -72,6 +72,7 @@ def on_login_page(request: dict[str, Any]) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_batch_runs_in_one_browser_and_logs_in_once(flow_env, shop, shop_secret, monkeypatch, tmp_path):
     counter = LaunchCounter(monkeypatch)
     manifest = write_manifest(tmp_path, "ONE", 4)
@@ -115,6 +116,7 @@ async def test_a_batch_runs_in_one_browser_and_logs_in_once(flow_env, shop, shop
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_listings_log_in_themselves_when_the_stored_login_was_revoked(flow_env, shop, shop_secret,
                                                                             monkeypatch, tmp_path):
     async with fake_model_env(MarketplaceListingPolicy(), monkeypatch) as server:
@@ -148,6 +150,7 @@ class AbortLogins:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_failed_login_task_leaves_the_listings_to_log_in_themselves(flow_env, shop, shop_secret,
                                                                             monkeypatch, tmp_path, caplog):
     async with fake_model_env(AbortLogins(), monkeypatch) as server:
@@ -190,6 +193,7 @@ class KillWhenTwoInFlight:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_killed_shared_browser_is_relaunched_and_the_batch_completes(flow_env, shop, shop_secret,
                                                                              monkeypatch, tmp_path):
     counter = LaunchCounter(monkeypatch)

@@ -22,6 +22,7 @@ from webtask_flows.listings.batch import batch_listing_upload, batch_results
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 async def test_a_publish_answered_late_is_listed_once_and_a_rerun_takes_it_from_the_ledger(
         flow_env, shop, shop_secret, monkeypatch, tmp_path):
     rows = rows_with_photos(tmp_path, 2, "SLOW")

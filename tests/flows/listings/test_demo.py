@@ -12,6 +12,7 @@ import pytest
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_the_demo_command_lists_every_product_on_the_marketplace_and_answers_one_approval(tmp_path: Path):
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("PREFECT_", "ANTHROPIC_"))}

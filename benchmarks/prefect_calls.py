@@ -1,0 +1,70 @@
+"""Count the Prefect API calls this process makes, by method and route (ids folded to ``{id}``).
+
+``with PrefectCalls() as calls: ...`` wraps the ``send`` of Prefect's own httpx clients (async and
+sync), so every call of the flows, their task runs and the batch is counted, whichever code path made
+it. Events (task-run states, webtask's own events) go over Prefect's websocket and are not calls.
+Used by ``batch_throughput.py`` (``prefect_api_calls_per_listing``, ``label_writes_per_listing``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+__all__ = ["PrefectCalls"]
+
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+LABEL_ROUTE = "PATCH /flow_runs/{id}/labels"
+
+
+def _route(request: Any) -> str:
+    path = request.url.path
+    api = path.find("/api/")
+    return f"{request.method} {_ID.sub('{id}', path[api + 4:] if api >= 0 else path)}"
+
+
+class PrefectCalls:
+    """A counter of Prefect API calls by route while the ``with`` block runs."""
+
+    def __init__(self) -> None:
+        self.by_route: Counter[str] = Counter()
+
+    def __enter__(self) -> PrefectCalls:
+        from prefect.client.base import PrefectHttpxAsyncClient, PrefectHttpxSyncClient
+
+        self._async, self._sync = PrefectHttpxAsyncClient.send, PrefectHttpxSyncClient.send
+        counter = self.by_route
+        original_async, original_sync = self._async, self._sync
+
+        async def counted_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            counter[_route(request)] += 1
+            return await original_async(client, request, *args, **kwargs)
+
+        def counted_sync(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            counter[_route(request)] += 1
+            return original_sync(client, request, *args, **kwargs)
+
+        PrefectHttpxAsyncClient.send = counted_async  # type: ignore[method-assign]
+        PrefectHttpxSyncClient.send = counted_sync  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        from prefect.client.base import PrefectHttpxAsyncClient, PrefectHttpxSyncClient
+
+        PrefectHttpxAsyncClient.send = self._async  # type: ignore[method-assign]
+        PrefectHttpxSyncClient.send = self._sync  # type: ignore[method-assign]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_route.values())
+
+    @property
+    def label_writes(self) -> int:
+        return self.by_route[LABEL_ROUTE]
+
+    def per_listing(self, count: int, top: int = 8) -> dict[str, Any]:
+        """Calls per listing: all, the spend-label writes, and the ``top`` routes."""
+        count = max(count, 1)
+        return {"all": round(self.total / count, 1), "label_writes": round(self.label_writes / count, 2),
+                "routes": {route: round(n / count, 2) for route, n in self.by_route.most_common(top)}}
