@@ -1,12 +1,12 @@
 """A run's cost in money: each step, the run, and what replay saved (see webtask_core.pricing).
 
 A step the model decided costs what its model call cost. What a run has spent so far is kept on its
-flow run as the label ``webtask.cost_usd`` (written at most once every ``SPENT_EVERY_S`` while the run
-goes on — webtask_flows.steps.StepRun.record_spent — and set to the run's cost when it ends, each time
-only when it changed), so a run whose process died still says what it spent, but for at most its last
-seconds: the crash report and a retried batch add it up (webtask_flows.listings.spend). A replayed step made no model call; what
-it saved is estimated as one model call of the same script: the mean call of this run when it asked
-the model, else the mean call of the last run of the script that did (remembered beside the scripts,
+flow run as the label ``webtask.cost_usd`` (written after each step that changed it —
+webtask_flows.steps.StepRun.record_spent — and set to the run's cost when it ends, each time only
+when it changed), so a run whose process died still says what it spent: the crash report and a
+retried batch add it up (webtask_flows.listings.spend). A replayed step made no model call; what it
+saved is estimated as one model call of the same script: the mean call of this run when it asked the
+model, else the mean call of the last run of the script that did (remembered beside the scripts,
 in the session store's ``replay-costs/``, as tokens by kind so a price change applies to it). With
 neither (no run of the script has asked the model since this was kept), nothing is estimated.
 """

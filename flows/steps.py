@@ -54,10 +54,12 @@ STEP_RETRIES = 3  # after the model SDK's own retries
 STEP_RETRY_DELAY_S = 2.0  # first delay; then 4, 8 s — each with jitter
 STEP_RETRY_JITTER = 0.5
 RECORDS_WAIT_S = 30.0  # how long a failing run still waits for its steps' artifacts to be written
-# What a run spent so far goes on its flow run's label (webtask_flows.costs.record_spent) at most once
-# in this many seconds while it runs (counted from its start), and whenever it ends (completed, failed,
-# suspended): a process killed outright leaves at most this long's model calls unrecorded.
-SPENT_EVERY_S = 15.0
+# What a run spent so far goes on its flow run's label (webtask_flows.costs.record_spent) after each step
+# that changed it, at most once in this many seconds (counted from its start), and whenever it ends
+# (completed, failed, suspended). 0: after every such step — a process killed outright leaves nothing
+# off the label, which a retried batch and the crash report add up; a replayed step spends nothing and
+# writes nothing, so the writes a batch saves by waiting are a live listing's few, beside its model calls.
+SPENT_EVERY_S = 0.0
 
 logger = logging.getLogger(__name__)
 
