@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from webtask_core.browser.item_press import ItemField, confirm_item_added, item_field, press_needed
-from webtask_core.browser.motion import page_age_s, settle_building
+from webtask_core.browser.motion import BUILD_WINDOW_S, page_age_s, settle_building
 from webtask_core.errors import (
     ActionError,
     BrowserCrashedError,
@@ -269,14 +269,17 @@ class TaskRun:
         if tab is None or tab.page is None:
             return
         age = await page_age_s(tab.page)
-        if age is not None and age < FRESH_PAGE_S:
-            started = time.perf_counter()
+        if age is None:
+            return
+        if age < FRESH_PAGE_S:
             await tab.wait_for(timeout_s=RECORD_SETTLE_S)
+        if age < BUILD_WINDOW_S:
             # and for a widget its script builds on a timer (an editor started 2 s after the load): a
-            # recording taken before that holds a page a replay that looks later never finds
-            left = RECORD_SETTLE_S - (time.perf_counter() - started)
-            if left > 0.1:
-                await settle_building(tab.page, max_s=left)
+            # recording taken before that holds a page a replay that looks later never finds. Bounded
+            # from when the page's build is due, on its own clock, not from this step's start: under
+            # load 17 a step that began at 0.3 s ran out of its 3 s before TinyMCE, due at 2 s, was built.
+            # A page past FRESH_PAGE_S is waited for only while such a timeout is pending.
+            await settle_building(tab.page, max_s=RECORD_SETTLE_S, pending_only=age >= FRESH_PAGE_S)
 
     async def _prepare_tab(self) -> None:
         if not self._started:

@@ -33,6 +33,7 @@ Pointer = Literal["keyboard", "mouse", "hover"] | None
 
 GRACE_S = 2.0  # on top of Playwright's own timeouts, before we give up on a page that does not answer
 _REPAINT_WAIT_S = 0.5  # the longest an action waits for the page to repaint after a screenshot
+_NEW_TAB_POLL_S = 0.02
 
 
 class ActionRunner:
@@ -40,7 +41,7 @@ class ActionRunner:
 
     ``require_alive`` raises when the session cannot act (crashed, closed). An operation that clicks
     with the mouse sets ``click_navigated`` when the click started a navigation, which the settle
-    then waits for."""
+    then waits for, and ``click_opened`` when it opened a new tab, whose arrival the action waits for."""
 
     def __init__(self, tabs: TabSet, network: NetworkTracker, policy: DomainPolicy, config: BrowserConfig,
                  require_alive: Callable[[], None]) -> None:
@@ -50,6 +51,7 @@ class ActionRunner:
         self._config = config
         self._require_alive = require_alive
         self.click_navigated = False  # the current action's mouse click started a navigation
+        self.click_opened = False  # the current action's mouse click opened a new tab
         self.hold_still = False  # the next action waits for the page to hold still first (BrowserTab.hold_still_first)
         self.pointer_rests: Literal["aside", "mouse", "hover"] = "aside"  # where the last action left the mouse
         self._repaint: asyncio.Future[None] | None = None  # since the last screenshot
@@ -91,7 +93,7 @@ class ActionRunner:
 
         async def act_and_settle() -> str:
             started = time.monotonic()
-            self.click_navigated = False
+            self.click_navigated = self.click_opened = False
             await self._after_repaint()
             message = await operation(page)
             await settle(
@@ -99,6 +101,8 @@ class ActionRunner:
                 timeout_s=self._config.settle_timeout_s, started=started, expect_navigation=self.click_navigated,
                 quick=quick,
             )
+            if self.click_opened:
+                await self._wait_new_tab(pages, blocked, time.monotonic() + self._config.settle_timeout_s)
             opened.extend(new for new in self._tabs.pages if new not in pages)
             await self._settle_new_tabs(opened)
             return message
@@ -149,6 +153,15 @@ class ActionRunner:
         if self.hold_still:
             self.hold_still = False
             await settle_motion(page)
+
+    async def _wait_new_tab(self, pages: list[Page], blocked: int, deadline: float) -> None:
+        """Until the tab the click opened is here, or its first navigation was blocked (that tab is
+        never reported), bounded. Both come as events of their own after the click: on a busy machine
+        (load 20) later than the settle's frame, and the blocked navigation went unreported."""
+        while time.monotonic() < deadline:
+            if len(self._policy.blocked) > blocked or any(new not in pages for new in self._tabs.pages):
+                return
+            await asyncio.sleep(_NEW_TAB_POLL_S)
 
     async def _settle_new_tabs(self, opened: list[Page]) -> None:
         for new in opened:

@@ -58,20 +58,29 @@ _SCROLL_ELEMENT = """(el, [dy, mark]) => {
 }"""
 # Whether the click made this document start leaving: the navigation probe.js noted (not a
 # same-document one, not one the page cancelled) or, when that is still to come, a form submitted
-# (not cancelled by the page's own handler) into this frame. Cleared for the next click.
+# (not cancelled by the page's own handler) into this frame; and whether it opened a new tab: a
+# window.open, or a link or form (not cancelled) aimed at a new browsing context (`_blank`, or a name
+# no frame of this document has). Cleared for the next click.
 _TAKE_NAVIGATION = """() => {
   const NOTE = Symbol.for('webtask.navigation');
   const note = window[NOTE];
   window[NOTE] = null;
-  if (!note) return false;
-  if (note.navigate) return !note.navigate.defaultPrevented && !note.navigate.destination.sameDocument;
-  const submit = note.submit;
-  if (!submit || submit.defaultPrevented || !(submit.target instanceof HTMLFormElement)) return false;
-  const form = submit.target, by = submit.submitter;
-  const method = (by && by.hasAttribute('formmethod') ? by.formMethod : form.method).toLowerCase();
+  if (!note) return [false, false];
   const base = document.querySelector('base[target]');
-  const target = (by && by.getAttribute('formtarget')) || form.getAttribute('target') || (base ? base.target : '');
-  return method !== 'dialog' && ['', '_self', '_top', '_parent'].includes(target.toLowerCase());
+  const aimed = (target) => (target || (base ? base.target : '')).toLowerCase();
+  const elsewhere = (target) => target === '_blank' || (target !== '' && !['_self', '_top', '_parent'].includes(target)
+    && !document.querySelector(`iframe[name="${CSS.escape(target)}"], frame[name="${CSS.escape(target)}"]`));
+  const click = note.click, link = click && !click.defaultPrevented && click.target instanceof Element
+    ? click.target.closest('a[href], area[href]') : null;
+  const submit = note.submit && !note.submit.defaultPrevented && note.submit.target instanceof HTMLFormElement
+    ? note.submit : null;
+  const form = submit && submit.target, by = submit && submit.submitter;
+  const method = form ? (by && by.hasAttribute('formmethod') ? by.formMethod : form.method).toLowerCase() : '';
+  const formTarget = form ? aimed((by && by.getAttribute('formtarget')) || form.getAttribute('target')) : '';
+  const opens = note.opened || (!!link && !link.hasAttribute('download') && elsewhere(aimed(link.getAttribute('target'))))
+    || (!!form && method !== 'dialog' && elsewhere(formTarget));
+  if (note.navigate) return [!note.navigate.defaultPrevented && !note.navigate.destination.sameDocument, opens];
+  return [!!form && method !== 'dialog' && ['', '_self', '_top', '_parent'].includes(formTarget), opens];
 }"""
 _SET_VALUE = """(el, value) => {
   el.value = value;
@@ -102,8 +111,10 @@ class Target:
     frame: Frame
     info: dict[str, Any]
     # Set by a click made with the mouse when it started a navigation of the page, which the
-    # session's settle then waits for (Playwright's own click waits for it itself).
+    # session's settle then waits for (Playwright's own click waits for it itself); and when it
+    # opened a new tab, whose arrival (or its navigation blocked) the action waits for.
     navigating: bool = False
+    opens_tab: bool = False
 
     @property
     def locator(self) -> Locator:
@@ -234,17 +245,18 @@ async def _click_in_main_frame(target: Target, timeout_s: float) -> None:
     # Press and release in one round trip: Playwright's click moves to where the mouse already is (at
     # most one more mousemove on the same point) and sends the press and the release back to back.
     await page.mouse.click(x, y)
-    target.navigating = await _navigation_started(page)
+    target.navigating, target.opens_tab = await _navigation_started(page)
 
 
-async def _navigation_started(page: Page) -> bool:
-    """Whether the click made the page start navigating to another document."""
+async def _navigation_started(page: Page) -> tuple[bool, bool]:
+    """Whether the click made the page start navigating to another document, and whether it opened a new tab."""
     try:
-        return bool(await page.main_frame.evaluate(_TAKE_NAVIGATION))
+        navigates, opens = await page.main_frame.evaluate(_TAKE_NAVIGATION)
     except PlaywrightError as error:
         if is_closed_error(error):
             raise
-        return True  # the document went away under the question: it navigated
+        return True, False  # the document went away under the question: it navigated
+    return bool(navigates), bool(opens)
 
 
 async def hover(target: Target, timeout_s: float) -> str:

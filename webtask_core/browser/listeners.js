@@ -72,8 +72,11 @@
   // recorded step waits for those before it reads a fresh page (motion.settle_building), so the
   // recording is not taken half-built; a poll's later timers are set when the page is no longer young.
   const YOUNG_MS = 2500, BUILD_MS = 3000;
-  const building = new Set();
+  // Each with when it is due (the page's clock): the wait for it is measured from there, not from when
+  // the step began looking (a busy machine's step can begin well before the page's build is due).
+  const building = new Map();
   Object.defineProperty(window, Symbol.for('webtask.building'), { value: () => building.size });
+  Object.defineProperty(window, Symbol.for('webtask.buildingDue'), { value: () => Math.max(0, ...building.values()) });
   const builds = (delay) => performance.now() < YOUNG_MS && (Number(delay) || 0) <= BUILD_MS;
   window.setTimeout = new Proxy(window.setTimeout, {
     apply(target, thisArg, args) {
@@ -90,7 +93,7 @@
         timers.add(id);
         dueAt.set(id, performance.now() + (Number(args[1]) || 0));
       }
-      if (built) building.add(id);
+      if (built) building.set(id, performance.now() + (Number(args[1]) || 0));
       if ((Number(args[1]) || 0) <= SHORT_MS) short.add(id);
       return id;
     },

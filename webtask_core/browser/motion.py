@@ -24,7 +24,8 @@ from playwright.async_api import Frame, Page
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.scripts import MARK_ATTRIBUTE
 
-__all__ = ["settle_motion", "settle_building", "still_first", "STILL_ARGS", "click_neutral_ground", "scroll_to_middle",
+__all__ = ["settle_motion", "settle_building", "BUILD_WINDOW_S",
+           "still_first", "STILL_ARGS", "click_neutral_ground", "scroll_to_middle",
            "page_age_s", "pointer_off_page", "MOTION_QUIET_S", "MOTION_MAX_S"]
 
 MOTION_QUIET_S = 0.15  # no node added or removed, no overlay moving, for this long (from the call on)
@@ -105,26 +106,37 @@ async def _in_every_frame(page: Page, frames: list[Frame], script: str, arg: obj
 
 
 # Until no timeout the page set while it was young is still to run (listeners.js: a widget its script
-# builds a moment after the load) and no node was added or removed for `quietMs`, or `capMs`.
-_BUILT = """([quietMs, capMs]) => new Promise((done) => {
-  const building = window[Symbol.for('webtask.building')];
-  const end = performance.now() + capMs;
+# builds a moment after the load) and no node was added or removed for `quietMs`. Bounded by `capMs`
+# from the call, and, while such a timeout is pending, from when the latest of them is due (the page's
+# own clock: they are all due within BUILD_WINDOW_S of its load), so a step that began looking early
+# still covers the build. `pendingOnly`: a page with none pending is taken at once.
+_BUILT = """([quietMs, capMs, pendingOnly]) => new Promise((done) => {
+  const building = window[Symbol.for('webtask.building')], due = window[Symbol.for('webtask.buildingDue')];
+  const start = performance.now();
+  let end = start + capMs, first = true;
   const look = () => {
     const now = performance.now(), changed = window[Symbol.for('webtask.changed')] ?? -Infinity;
     const waiting = typeof building === 'function' ? building() : 0;
-    if ((!waiting && now - changed >= quietMs) || now >= end) done(!waiting);
-    else setTimeout(look, 25);
+    if (waiting && typeof due === 'function') end = Math.max(end, due() + capMs);
+    if (pendingOnly && !waiting && first) done(true);
+    else if ((!waiting && now - changed >= quietMs) || now >= end) done(!waiting);
+    else { first = false; setTimeout(look, 25); }
   };
   look();
 })"""
+# The timeouts listeners.js counts as building are set in a page's first 2.5 s to run within 3 s.
+BUILD_WINDOW_S = 5.5
 
 
-async def settle_building(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: float = 3.0) -> bool:
+async def settle_building(page: Page, *, quiet_s: float = MOTION_QUIET_S, max_s: float = 3.0,
+                          pending_only: bool = False) -> bool:
     """Wait until no frame of ``page`` has a widget still to build (see ``_BUILT``): what a recorded step
     does before it reads a fresh page, so a replay that looks later finds what the recording found.
-    False when the bound ran out first."""
+    ``pending_only``: a frame with no such timeout pending is taken as it is. False when the bound ran
+    out first."""
     frames = [frame for frame in page.frames if not frame.is_detached()]
-    return await _in_every_frame(page, frames, _BUILT, [quiet_s * 1000, max_s * 1000], "finish building", max_s)
+    return await _in_every_frame(page, frames, _BUILT, [quiet_s * 1000, max_s * 1000, pending_only],
+                                 "finish building", max_s + BUILD_WINDOW_S)
 
 
 # A point of the page no control, overlay or text field takes: the body or a plain container's

@@ -81,9 +81,11 @@ async def wait_for_own_saves(page: Page, network: NetworkTracker, *, blur: bool 
             await page.evaluate(_NEXT_TASK)
     except PlaywrightError:  # it navigated (its timers went with it) or closed: the call itself will say
         timers = {"ran": 0, "left": 0}
-    elapsed = time.monotonic() - started
     if timers["left"]:
         waited.append(f"{timers['left']} timer(s) still pending")
-    if elapsed >= 0.05 or waited:
+    # Said only when the page had something pending: the look itself is no wait for its saves, and on
+    # a busy machine its round trip alone takes a tenth of a second and more (it was said then).
+    if timers["ran"] or waited:
+        elapsed = time.monotonic() - started
         return f"waited {elapsed:.2f} s for the page's own saves" + (f" ({', '.join(waited)})" if waited else "")
     return ""

@@ -6,7 +6,8 @@
 async ({mark, id, scroll, nextFrame, watchNavigation}) => {
   // With `watchNavigation` (just before a click), note the next navigation this document starts and
   // the next form it submits (a submission navigates a moment later, in a task of its own), so the
-  // caller can tell a click that navigates from one that does not.
+  // caller can tell a click that navigates from one that does not; and the click itself and any
+  // window.open, so it can tell one that opens a new tab (whose first request comes later still).
   if (watchNavigation) {
     const NOTE = Symbol.for('webtask.navigation');
     if (!(NOTE in window)) {
@@ -14,8 +15,16 @@ async ({mark, id, scroll, nextFrame, watchNavigation}) => {
         navigation.addEventListener('navigate', (event) => { if (window[NOTE] && !window[NOTE].navigate) window[NOTE].navigate = event; });
       }
       window.addEventListener('submit', (event) => { if (window[NOTE] && !window[NOTE].submit) window[NOTE].submit = event; }, true);
+      window.addEventListener('click', (event) => { if (window[NOTE] && !window[NOTE].click) window[NOTE].click = event; }, true);
+      window.open = new Proxy(window.open, {
+        apply(target, thisArg, args) {
+          const opened = Reflect.apply(target, thisArg, args);
+          if (opened && window[NOTE]) window[NOTE].opened = true;
+          return opened;
+        },
+      });
     }
-    window[NOTE] = {navigate: null, submit: null};
+    window[NOTE] = {navigate: null, submit: null, click: null, opened: false};
   }
   const marks = window[Symbol.for('webtask.marks')] || [];
   let el = null;

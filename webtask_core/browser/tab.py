@@ -218,7 +218,7 @@ class BrowserTab:
         async def operation(_: Page) -> str:
             target = await actions.probe(frame, element_id, scroll=scroll, hold_still=hold_still)
             message = await perform(target)
-            self._runner.click_navigated = target.navigating
+            self._runner.click_navigated, self._runner.click_opened = target.navigating, target.opens_tab
             return message
 
         return await self._run(f"{verb} {element_id}", operation, quick=quick, pointer=pointer)
