@@ -10,6 +10,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.models import TabInfo
+from webtask_core.errors import BrowserCrashedError
 
 __all__ = ["TabSet"]
 
@@ -120,7 +121,12 @@ class TabSet:
             live = [page for page in self.pages if not page.is_closed()]
             self.active = live[-1] if live else None
         if self.active is None:
-            page = await self._context.new_page()
+            try:
+                page = await self._context.new_page()
+            except PlaywrightError as error:
+                if is_closed_error(error):  # Chromium died under us (killed, crashed): relaunch, not a bug
+                    raise BrowserCrashedError(f"opening a tab: {error.message.splitlines()[0]}") from error
+                raise
             self.add(page)
             self.active = page
         return self.active
