@@ -54,12 +54,6 @@ STEP_RETRIES = 3  # after the model SDK's own retries
 STEP_RETRY_DELAY_S = 2.0  # first delay; then 4, 8 s — each with jitter
 STEP_RETRY_JITTER = 0.5
 RECORDS_WAIT_S = 30.0  # how long a failing run still waits for its steps' artifacts to be written
-# What a run spent so far goes on its flow run's label (webtask_flows.costs.record_spent) after each step
-# that changed it, at most once in this many seconds (counted from its start), and whenever it ends
-# (completed, failed, suspended). 0: after every such step — a process killed outright leaves nothing
-# off the label, which a retried batch and the crash report add up; a replayed step spends nothing and
-# writes nothing, so the writes a batch saves by waiting are a live listing's few, beside its model calls.
-SPENT_EVERY_S = 0.0
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +93,6 @@ class StepRun:
         self._publishing: asyncio.Task[None] | None = None
         self.spent_written: float | None = None  # the flow run's spend label as this run last wrote it
         self.spent_writes = 0  # how many times this run wrote it
-        self._spent_at = time.monotonic()  # when it last did (time.monotonic), or the run started
 
     def publish_after_step(self, index: int, publish: Awaitable[None]) -> None:
         """Write a step's records (artifact, spend) while the run goes on: from the step's task run's
@@ -133,11 +126,11 @@ class StepRun:
             self._publishing = None
             raise publishing.exception()  # type: ignore[misc]
 
-    async def record_spent(self, cost_usd: float | None = None, *, final: bool = True) -> None:
+    async def record_spent(self, cost_usd: float | None = None) -> None:
         """Write what the run spent so far on its flow run's label when it changed: ``cost_usd``, else
-        every model call of the task so far (retried and resumed ones too). Not ``final`` (after a
-        step), only once ``SPENT_EVERY_S`` passed since the last write (or the run's start); the run's
-        end writes whatever is still unwritten."""
+        every model call of the task so far (retried and resumed ones too). After each step that changed
+        it (a process killed outright leaves nothing off the label a retried batch and the crash report
+        add up; a replayed step spends nothing and writes nothing) and when the run ends."""
         if self.flow_run_id is None:
             return
         if cost_usd is None:
@@ -149,13 +142,10 @@ class StepRun:
         value = round(cost_usd, 6)
         if value == self.spent_written:
             return
-        now = time.monotonic()
-        if not final and now - self._spent_at < SPENT_EVERY_S:
-            return
         from webtask_flows.costs import record_spent
 
         await record_spent(self.flow_run_id, value)
-        self.spent_written, self._spent_at = value, now
+        self.spent_written = value
         self.spent_writes += 1
 
     async def finish_records(self, error_type: type[BaseException] | None = None, *_: object) -> bool:
@@ -243,7 +233,7 @@ async def _publish(run: StepRun, step: Step, index: int, cost: Any, replay: Any)
             await publish_picture(step.screenshot, name=f"handover-{index}", screenshots=run.screenshots,
                                   description=f"Where replay handed over to the model (step {index}): {reasons}"[:500])
     if cost is not None:
-        await run.record_spent(final=False)
+        await run.record_spent()
 
 
 def _env_number(name: str, default: float, *, integer: bool = False) -> float:

@@ -8,7 +8,7 @@ import logging
 from playwright.async_api import BrowserContext, Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from webtask_core.browser.failures import is_closed_error
+from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.browser.models import TabInfo
 from webtask_core.errors import BrowserCrashedError
 
@@ -125,7 +125,7 @@ class TabSet:
                 page = await self._context.new_page()
             except PlaywrightError as error:
                 if is_closed_error(error):  # Chromium died under us (killed, crashed): relaunch, not a bug
-                    raise BrowserCrashedError(f"opening a tab: {error.message.splitlines()[0]}") from error
+                    raise BrowserCrashedError(f"opening a tab: {first_line(error)}") from error
                 raise
             self.add(page)
             self.active = page
