@@ -61,6 +61,9 @@ __all__ = ["TaskRun", "ReplayOutcome"]
 # A page younger than this when a recorded step looks at it is let settle first, for at most RECORD_SETTLE_S.
 FRESH_PAGE_S = 2.0
 RECORD_SETTLE_S = 3.0
+# The longest a replayed key press's check that it added its item may take (pressing again, picking
+# it in a list, typing it over the term: item_press.py); a page stuck in a script fails it after that.
+_CONFIRM_ITEM_S = 20.0
 
 logger = logging.getLogger(__name__)
 
@@ -268,7 +271,10 @@ class TaskRun:
         tab = self.runtime.current_tab() if self.runtime.has_tab else None
         if tab is None or tab.page is None:
             return
-        age = await page_age_s(tab.page)
+        try:
+            age = await tab.answer("the page's age", page_age_s(tab.page))
+        except ActionError:
+            return  # a page stuck in a script: the step's own look reports it
         if age is None:
             return
         if age < FRESH_PAGE_S:
@@ -400,7 +406,10 @@ class _CallWatch:
         if call.id.startswith("replay_") and not first and tab.page is not None:
             tab.hold_still_first()  # the last call may have opened a picker, a modal may still fade
         item = self._item_of(call)
-        self._item_before = await item_field(tab.page, item) if item is not None and tab.page is not None else None
+        self._item_before = (
+            await tab.answer("reading the focused field", item_field(tab.page, item))
+            if item is not None and tab.page is not None else None
+        )
         if item is not None:
             key = str(call.input.get("key", "")) if isinstance(call.input, dict) else ""
             if (note := press_needed(self._item_before, key, item)) is not None:
@@ -428,7 +437,8 @@ class _CallWatch:
         item, before, self._item_before = self._item_of(call), self._item_before, None
         if item is None or before is None or tab.page is None or not isinstance(call.input, dict):
             return message
-        return message + await confirm_item_added(tab.page, str(call.input.get("key", "")), item, before)
+        added = confirm_item_added(tab.page, str(call.input.get("key", "")), item, before)
+        return message + await tab.answer(f"confirming the item {item!r} was added", added, limit_s=_CONFIRM_ITEM_S)
 
     def _item_of(self, call: ToolCall) -> str | None:
         return self.replayer.item_presses.get(call.id) if self.replayer is not None else None

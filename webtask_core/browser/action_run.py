@@ -16,6 +16,7 @@ from typing import Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from webtask_core.browser.bounded import within
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.failures import is_closed_error, translate_errors
 from webtask_core.browser.models import BrowserConfig
@@ -112,7 +113,7 @@ class ActionRunner:
         limit = timeout + self._config.settle_timeout_s * 2 + GRACE_S
         try:
             async with translate_errors(what, timeout):
-                message = await asyncio.wait_for(act_and_settle(), timeout=limit)
+                message = await within(act_and_settle(), limit)
         except TimeoutError as error:
             raise ActionError(f"{what}: the page did not respond within {limit:g} s") from error
         except ActionError:

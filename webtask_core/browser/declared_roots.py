@@ -24,6 +24,7 @@ from weakref import WeakKeyDictionary
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page, Response
 from playwright.async_api import Error as PlaywrightError
 
+from webtask_core.browser.bounded import clean_up
 from webtask_core.browser.failures import is_closed_error
 
 __all__ = ["DeclaredRoots", "SIGNAL", "FLAG", "declares_closed_root"]
@@ -106,7 +107,7 @@ class DeclaredRoots:
             for host, root in _closed_roots(document["root"]):
                 await self._keep_one(session, host, root)
         finally:
-            await session.detach()  # its DOM agent would follow every change of the page otherwise
+            await clean_up(session.detach())  # its DOM agent would follow every change of the page otherwise
         return state
 
     async def _session(self, frame: Frame) -> CDPSession:
@@ -136,4 +137,4 @@ class DeclaredRoots:
             # The host left the page since the document was read: nothing of it to observe.
             logger.debug("declared closed root %s not kept: %s", root, error.message)
         finally:
-            await session.send("Runtime.releaseObjectGroup", group)
+            await clean_up(session.send("Runtime.releaseObjectGroup", group))

@@ -15,6 +15,7 @@ from playwright.async_api import Frame, Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webtask_core.browser.actions import quote_for_model
+from webtask_core.browser.bounded import clean_up
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import marked
 from webtask_core.browser.stabilise import NetworkTracker
@@ -75,7 +76,7 @@ async def stop_loading(page: Page) -> None:
         try:
             await cdp.send("Page.stopLoading")
         finally:
-            await cdp.detach()
+            await clean_up(cdp.detach())
     except PlaywrightError as error:
         if not (is_closed_error(error) or page.is_closed()):
             raise

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from weakref import WeakKeyDictionary
 
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
@@ -14,6 +13,7 @@ from playwright.async_api import Error as PlaywrightError
 from webtask_core.browser import actions, editors, files, listbox, native_select, page_actions, slider
 from webtask_core.browser.action_run import GRACE_S, ActionRunner, Pointer
 from webtask_core.browser.actions import ELEMENT_ID, Target, quote_for_model
+from webtask_core.browser.bounded import within
 from webtask_core.browser.declared_roots import DeclaredRoots
 from webtask_core.browser.domains import DomainPolicy
 from webtask_core.browser.drag import drag as drag_element
@@ -21,7 +21,7 @@ from webtask_core.browser.failures import first_line, is_closed_error, translate
 from webtask_core.browser.focus import document_url, focused_frame
 from webtask_core.browser.models import BrowserConfig, Observation
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
-from webtask_core.browser.own_saves import wait_for_own_saves
+from webtask_core.browser.own_saves import OWN_SAVES_MAX_S, wait_for_own_saves
 from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BrowserTab"]
 
+
+T = TypeVar("T")
 
 
 class BrowserTab:
@@ -109,10 +111,10 @@ class BrowserTab:
         limit = self._config.action_timeout_s + GRACE_S
         for attempt in range(3):
             try:
-                snapshot = await asyncio.wait_for(
+                snapshot = await within(
                     snapshot_page(page, self._frames, self._config.tree_budget_chars, stamp=stamp, declared=self._declared,
                                   hold_still=hold_still and attempt == 0),
-                    timeout=limit,
+                    limit,
                 )
                 break
             except TimeoutError as error:
@@ -161,7 +163,7 @@ class BrowserTab:
             masks.setdefault(self._target_frame(element_id), []).append(element_id)
         limit = self._config.action_timeout_s * 2
         try:
-            return await asyncio.wait_for(self._capture(page, marks, format, quality, masks, scale), timeout=limit)
+            return await within(self._capture(page, marks, format, quality, masks, scale), limit)
         except TimeoutError as error:
             raise TransientError(f"screenshot of {page.url}: the page did not respond within {limit:g} s") from error
         except PlaywrightError as error:
@@ -191,7 +193,7 @@ class BrowserTab:
             return document_url(self._target_frame(element_id))
         page = await self._tabs.ensure_active()
         async with translate_errors("finding the focused field", self._config.action_timeout_s):
-            return document_url(await focused_frame(page))
+            return document_url(await self.answer("finding the focused field", focused_frame(page)))
 
     # --- element actions ----------------------------------------------------------------------
 
@@ -377,8 +379,21 @@ class BrowserTab:
         self._tabs.active = page
         async with translate_errors(f"switch to tab {tab_index}", self._config.action_timeout_s):
             await page.bring_to_front()
-            title = await page.title()
+            try:
+                title = await self.answer("reading its title", page.title())
+            except ActionError:
+                title = ""  # a tab stuck in a script: switched to all the same, the next look says so
         return f"switched to tab {tab_index}: {page.url}" + (f" ({title})" if title else "")
+
+    async def answer(self, what: str, work: Awaitable[T], *, limit_s: float | None = None) -> T:
+        """``work`` that talks to the page outside an action (a look before or after a call), bounded
+        as an action is: a page whose script spins forever never answers an evaluation. ActionError
+        "<what>: the page did not respond within N s" when it does not answer in time."""
+        limit = limit_s if limit_s is not None else self._config.action_timeout_s + GRACE_S
+        try:
+            return await within(work, limit)
+        except TimeoutError as error:
+            raise ActionError(f"{what}: the page did not respond within {limit:g} s") from error
 
     async def wait_for_own_saves(self, *, blur: bool = False) -> str:
         """Before a submit: until the page's own saves about to start or in flight (a debounced
@@ -387,7 +402,11 @@ class BrowserTab:
         page = self.page
         if page is None or page.is_closed():
             return ""
-        return await wait_for_own_saves(page, self._network, blur=blur)
+        try:
+            return await self.answer("waiting for the page's own saves", wait_for_own_saves(page, self._network, blur=blur),
+                                     limit_s=OWN_SAVES_MAX_S + self._config.action_timeout_s + GRACE_S)
+        except ActionError as error:
+            return str(error)  # the call that follows finds the page as stuck, in its own bound
 
     async def wait_for_change(self, timeout_s: float) -> str:
         """Until the page changes and then settles (a page still building), bounded by ``timeout_s``."""
@@ -428,7 +447,7 @@ class BrowserTab:
         # Reading local storage waits on the tabs; one stuck in a script would make it wait forever.
         limit = self._config.action_timeout_s * 2 + GRACE_S
         try:
-            return dict(await asyncio.wait_for(self._context.storage_state(), timeout=limit))
+            return dict(await within(self._context.storage_state(), limit))
         except TimeoutError as error:
             raise TransientError(f"reading the storage state: a page did not respond within {limit:g} s") from error
         except PlaywrightError as error:

@@ -8,6 +8,7 @@ import logging
 from playwright.async_api import BrowserContext, Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from webtask_core.browser.bounded import within
 from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.browser.models import TabInfo
 from webtask_core.errors import BrowserCrashedError
@@ -15,6 +16,8 @@ from webtask_core.errors import BrowserCrashedError
 __all__ = ["TabSet"]
 
 logger = logging.getLogger(__name__)
+
+_TITLE_S = 2.0  # how long another tab's title is waited for (its script may be stuck)
 
 
 class TabSet:
@@ -103,7 +106,9 @@ class TabSet:
             if page is active:
                 return active_title
             try:
-                return await page.title()
+                return await within(page.title(), _TITLE_S)
+            except TimeoutError:
+                return ""  # a tab stuck in a script answers nothing; the look at the active one goes on
             except PlaywrightError as error:
                 if is_closed_error(error) and not page.is_closed():
                     raise

@@ -4,6 +4,7 @@
         site.url("/never")     # accepts the connection, never answers (a navigation timeout)
         site.url("/partial")   # answers the head of a page, then never finishes it
         site.url("/busy")      # a page whose script spins forever once loaded (a stuck renderer)
+                               # 150 ms after it ran, or ?after=MS
         site.url("/ok")        # a plain page
 
 Hanging handlers wait on an event that ``stop()`` sets, so the server always shuts down promptly.
@@ -13,13 +14,15 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 __all__ = ["HostileSite"]
 
 _PARTIAL_HEAD = b"<!doctype html><html><head><title>Loading</title></head><body><h1>Still loading</h1><p>Please wait"
+# Still loading when its script starts to spin: the navigation times out on a renderer that answers nothing.
+_PARTIAL_BUSY_HEAD = _PARTIAL_HEAD + b"<script>setTimeout(() => { for (;;) {} }, 300);</script>"
 _BUSY = b"""<!doctype html><title>Busy</title><h1>Busy page</h1><button>Does nothing</button>
-<script>setTimeout(() => { for (;;) {} }, 150);</script>"""
+<script>setTimeout(() => { for (;;) {} }, AFTER_MS);</script>"""
 _OK = b"<!doctype html><title>OK</title><h1>An ordinary page</h1><a href='/ok'>Again</a>"
 
 
@@ -39,17 +42,20 @@ class HostileSite:
                 if path == "/never":
                     site._stopping.wait()
                     self.close_connection = True
-                elif path == "/partial":
+                elif path in ("/partial", "/partial-busy"):
+                    head = _PARTIAL_HEAD if path == "/partial" else _PARTIAL_BUSY_HEAD
                     self.send_response(200)
                     self.send_header("Content-Type", "text/html; charset=utf-8")
-                    self.send_header("Content-Length", str(len(_PARTIAL_HEAD) + 1_000_000))
+                    self.send_header("Content-Length", str(len(head) + 1_000_000))
                     self.end_headers()
-                    self.wfile.write(_PARTIAL_HEAD)
+                    self.wfile.write(head)
                     self.wfile.flush()
                     site._stopping.wait()
                     self.close_connection = True
                 else:
-                    known = {"/busy": _BUSY, "/ok": _OK, "/": _OK}
+                    after = parse_qs(urlsplit(self.path).query).get("after", ["150"])[0]
+                    busy = _BUSY.replace(b"AFTER_MS", str(int(after)).encode())
+                    known = {"/busy": busy, "/ok": _OK, "/": _OK}
                     body = known.get(path, b"<h1>Not found</h1>")
                     self.send_response(200 if path in known else 404)
                     self.send_header("Content-Type", "text/html; charset=utf-8")

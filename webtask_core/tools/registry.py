@@ -207,8 +207,8 @@ async def _same_document(ctx: ToolContext, document: float) -> bool:
     if not document or page is None:
         return False
     try:
-        return await page.evaluate("performance.timeOrigin") == document
-    except Exception:  # noqa: BLE001 - a navigation under way destroyed the context: another document
+        return await ctx.tab.answer("reading which document it shows", page.evaluate("performance.timeOrigin")) == document
+    except Exception:  # noqa: BLE001 - a navigation under way destroyed the context, or it is stuck: another document
         return False
 
 

@@ -19,11 +19,15 @@ from webtask_core.browser.motion import click_neutral_ground, scroll_to_middle, 
 from webtask_core.errors import ActionError
 
 if TYPE_CHECKING:
+    from playwright.async_api import Page
+
     from webtask_core.llm.types import ToolCall
     from webtask_core.tools.base import ToolContext
     from webtask_core.tools.registry import CallOutcome, ToolRegistry
 
 __all__ = ["retry_uncovered"]
+
+_CLOSE_S = 10.0  # for one way of closing a cover, its settle included
 
 _COVERED = re.compile(r" is covered by (?P<cover>.*?); close or move what covers it first")
 # What a cover says that a model would read before closing it.
@@ -48,16 +52,14 @@ async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcome
     element_id = rest[0].input.get("element_id") if isinstance(rest[0].input, dict) else None
     for close in ("a scroll", "Escape", "a click beside the controls"):
         try:
-            if close == "a scroll":  # a sticky footer or header over it: bring it to the middle
-                if not isinstance(element_id, str) or not await scroll_to_middle(page, element_id):
-                    continue
-            elif close == "Escape":
-                async with translate_errors("press Escape", 5.0):
-                    await page.keyboard.press("Escape")
-            elif not await click_neutral_ground(page):
-                break
-            await settle_motion(page)
+            # Bounded as an action is: a page whose script spins answers none of it.
+            closed = await ctx.tab.answer(f"closing what covers the control ({close})", _close(page, close, element_id),
+                                          limit_s=_CLOSE_S)
         except ActionError:
+            break
+        if closed is None:
+            continue
+        if not closed:
             break
         again = await registry.run_calls(rest, ctx, page_url=page_url, page_document=page_document,
                                          on_call=on_call, before_call=before_call,
@@ -68,6 +70,21 @@ async def retry_uncovered(registry: ToolRegistry, calls: list[ToolCall], outcome
                 again[0] = _with_note(again[0], note)
             return outcomes[:failed] + again
     return outcomes
+
+
+async def _close(page: Page, close: str, element_id: object) -> bool | None:
+    """Close what covers the control one way, and let the page settle: True when done, None when
+    this way does not apply (try the next), False when none will."""
+    if close == "a scroll":  # a sticky footer or header over it: bring it to the middle
+        if not isinstance(element_id, str) or not await scroll_to_middle(page, element_id):
+            return None
+    elif close == "Escape":
+        async with translate_errors("press Escape", 5.0):
+            await page.keyboard.press("Escape")
+    elif not await click_neutral_ground(page):
+        return False
+    await settle_motion(page)
+    return True
 
 
 def _with_note(outcome: CallOutcome, note: str) -> CallOutcome:
