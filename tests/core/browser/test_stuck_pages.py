@@ -70,6 +70,13 @@ async def test_the_calls_after_a_page_that_starts_spinning_as_it_loads_end_in_th
     assert elapsed < LOOK_S + 2 * CONFIG.action_timeout_s + 2 * CONFIG.settle_timeout_s + 2.0 + 6.0, elapsed
 
 
+async def test_a_navigation_that_times_out_on_a_page_spinning_as_it_loads_says_so_in_its_own_time(tab, site):
+    """Its stop (Page.stopLoading, answered) detaches a CDP session, which a spinning page never
+    answers: left behind after 0.5 s, so the navigation's own timeout is what the model reads."""
+    with pytest.raises(ActionError, match=r"^navigate to .*/partial-busy: timed out after 2 s"):
+        await tab.navigate(site.url("/partial-busy"))
+
+
 async def test_looks_outside_an_action_are_bounded_on_a_stuck_page(tab, site):
     await tab.navigate(site.url("/busy?after=100000"))
     await tab.observe()
