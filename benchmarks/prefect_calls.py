@@ -2,13 +2,15 @@
 
 ``with PrefectCalls() as calls: ...`` wraps the ``send`` of Prefect's own httpx clients (async and
 sync), so every call of the flows, their task runs and the batch is counted, whichever code path made
-it. Events (task-run states, webtask's own events) go over Prefect's websocket and are not calls.
-Used by ``batch_throughput.py`` (``prefect_api_calls_per_listing``, ``label_writes_per_listing``).
+it, and the seconds each route's calls took (a call awaited by a listing, or written beside it: where
+a busy server's answers are slow). Events (task-run states, webtask's own events) go over Prefect's
+websocket and are not calls. Used by ``batch_throughput.py`` (``prefect_api_calls_per_listing``).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from typing import Any
 
@@ -29,21 +31,30 @@ class PrefectCalls:
 
     def __init__(self) -> None:
         self.by_route: Counter[str] = Counter()
+        self.seconds: Counter[str] = Counter()  # route -> seconds its calls took, all added
 
     def __enter__(self) -> PrefectCalls:
         from prefect.client.base import PrefectHttpxAsyncClient, PrefectHttpxSyncClient
 
         self._async, self._sync = PrefectHttpxAsyncClient.send, PrefectHttpxSyncClient.send
-        counter = self.by_route
+        counter, seconds = self.by_route, self.seconds
         original_async, original_sync = self._async, self._sync
 
         async def counted_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-            counter[_route(request)] += 1
-            return await original_async(client, request, *args, **kwargs)
+            route, started = _route(request), time.perf_counter()
+            counter[route] += 1
+            try:
+                return await original_async(client, request, *args, **kwargs)
+            finally:
+                seconds[route] += time.perf_counter() - started
 
         def counted_sync(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-            counter[_route(request)] += 1
-            return original_sync(client, request, *args, **kwargs)
+            route, started = _route(request), time.perf_counter()
+            counter[route] += 1
+            try:
+                return original_sync(client, request, *args, **kwargs)
+            finally:
+                seconds[route] += time.perf_counter() - started
 
         PrefectHttpxAsyncClient.send = counted_async  # type: ignore[method-assign]
         PrefectHttpxSyncClient.send = counted_sync  # type: ignore[method-assign]
@@ -64,7 +75,10 @@ class PrefectCalls:
         return self.by_route[LABEL_ROUTE]
 
     def per_listing(self, count: int, top: int = 8) -> dict[str, Any]:
-        """Calls per listing: all, the spend-label writes, and the ``top`` routes."""
+        """Calls per listing: all, the spend-label writes, the ``top`` routes, and the seconds a
+        listing's calls took (all, and the ``top`` routes by time)."""
         count = max(count, 1)
         return {"all": round(self.total / count, 1), "label_writes": round(self.label_writes / count, 2),
-                "routes": {route: round(n / count, 2) for route, n in self.by_route.most_common(top)}}
+                "routes": {route: round(n / count, 2) for route, n in self.by_route.most_common(top)},
+                "seconds": round(sum(self.seconds.values()) / count, 2),
+                "seconds_by_route": {route: round(s / count, 2) for route, s in self.seconds.most_common(top)}}
