@@ -9,7 +9,8 @@ points drawn from the case's seed:
 - ``malformed``: a batch of generated bad replies (see :mod:`malformed`) before the real ones;
 - ``browser_killed``: the Chromium process SIGKILLed while the model is thinking;
 - ``page_never_loads`` / ``navigation_timeout`` / ``page_script_hangs``: the model is led to a page
-  that never finishes, never answers, or whose script spins forever, then back.
+  that never finishes, never answers, or whose script spins forever (from 10 ms after it loads, so
+  the first look after the navigation already meets it: once a race CI's load won), then back.
 
 A run *recovered* when the listing exists exactly once; it *ended cleanly* when it stopped aborted or
 out of steps with a reason, or raised a webtask error that says what failed (retries used up); any
@@ -54,7 +55,7 @@ __all__ = [
 
 AGENT_FAULTS = ("model_burst", "model_timeout", "malformed", "browser_killed", "page_never_loads",
                 "navigation_timeout", "page_script_hangs")
-_DETOURS = {"page_never_loads": "/partial", "navigation_timeout": "/never", "page_script_hangs": "/busy"}
+_DETOURS = {"page_never_loads": "/partial", "navigation_timeout": "/never", "page_script_hangs": "/busy?after=10"}
 _ERROR_KINDS = ("rate_limit", "overloaded", "server_error")
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
