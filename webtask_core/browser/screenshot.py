@@ -17,6 +17,7 @@ from typing import Any, Literal
 from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from webtask_core.browser.bounded import within
 from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError, ConfigError
@@ -122,9 +123,7 @@ async def capture_screenshot(
             try:
                 # Bounded even when the capture was cancelled for a stuck page; the next pass removes
                 # whatever this one could not.
-                await asyncio.wait_for(
-                    _overlay(frames, show=False, marks=False, masks={}, label_scale=1.0), timeout=_CLEANUP_TIMEOUT_S
-                )
+                await within(_overlay(frames, show=False, marks=False, masks={}, label_scale=1.0), _CLEANUP_TIMEOUT_S)
             except TimeoutError:
                 logger.warning("the screenshot overlay of %s could not be removed in time", page.url)
 
