@@ -134,7 +134,7 @@ async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed
                     await asyncio.sleep(1)
                 assert [(event.payload["sku"], event.payload["batch_flow_run_id"]) for event in crashed] == [
                     ("NIGHT-2", str(batch.id))]
-                report = await wait_for_run(client, "report-webtask-crash/crash-report", timeout_s=60)
+                report = await wait_for_run(client, "report-webtask-crash/crash-report", quiet_s=60)
                 assert report.state.is_completed()
                 # What the killed attempt spent is in the crash event (every run kept it as it went).
                 (crash_event,) = await stored_events(client, "webtask.batch.crashed")
@@ -146,7 +146,7 @@ async def test_a_sigkilled_batch_alerts_with_the_listings_that_had_not_completed
 
                 retried.set()
                 processes.run(PREFECT, "flow-run", "retry", str(batch.id))
-                batch = await wait_for_attempt(client, batch.id, 2, timeout_s=300)
+                batch = await wait_for_attempt(client, batch.id, 2, quiet_s=300)
                 assert batch.state.is_failed() and "NIGHT-3" in batch.state.message, batch.state.message
                 assert await unfinished_runs(client, batch.id) == []
                 await check_the_cost_of_both_attempts(client, batch, first_spent)

@@ -65,7 +65,7 @@ async def test_a_mismatched_listing_alerts_a_webhook_from_a_real_server(flow_env
             assert f"Listing: {listing.url}" in body and "Picture of the page: the run's artifacts" in body
             assert sum(1 for request in server.requests if request.get("tool_choice")) == 1
             async with PrefectClient(processes.env["PREFECT_API_URL"]) as client:
-                batch = await wait_for_run(client, "batch-listing-upload/nightly", timeout_s=120)
+                batch = await wait_for_run(client, "batch-listing-upload/nightly", quiet_s=120)
                 assert batch.state.is_failed() and "NIGHT-1" in (batch.state.message or "")
             await asyncio.sleep(0)
     assert listing.price == 13.69
