@@ -1,10 +1,12 @@
 """A run's cost in money: each step, the run, and what replay saved (see webtask_core.pricing).
 
-A step the model decided costs what its model call cost. What a run has spent so far is kept on its
-flow run as the label ``webtask.cost_usd`` (written after each step that changed it —
-webtask_flows.steps.StepRun.record_spent — and set to the run's cost when it ends, each time only
-when it changed), so a run whose process died still says what it spent: the crash report and a
-retried batch add it up (webtask_flows.listings.spend). A replayed step made no model call; what it
+A step the model decided costs what its model call cost. What a run has spent so far is kept on the
+Prefect server as it goes, so a run whose process died still says what it spent — the crash report
+and a retried batch add it up (webtask_flows.listings.spend): after each step that changed it
+(webtask_flows.steps.StepRun.record_spent) as a flow run input ``webtask-spent-…`` — an insert, which
+a busy SQLite server takes in ~0.04 s, where a label update (read, then write) met ``SQLITE_BUSY`` and
+the client's backoff and took 0.7-1.6 s — and when the run ends as its flow run's label
+``webtask.cost_usd``, the figure the UI shows (:func:`read_spent` reads both). A replayed step made no model call; what it
 saved is estimated as one model call of the same script: the mean call of this run when it asked the
 model, else the mean call of the last run of the script that did (remembered beside the scripts,
 in the session store's ``replay-costs/``, as tokens by kind so a price change applies to it). With
@@ -19,7 +21,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -30,12 +32,14 @@ from webtask_core.record import Step
 from webtask_core.storage import SessionStore
 
 __all__ = ["RunPricing", "RunCost", "CallUsage", "load_call_usage", "remember_call_usage", "price_run",
-           "SPENT_LABEL", "record_spent", "spent_of"]
+           "SPENT_LABEL", "SPENT_INPUT_PREFIX", "record_spent", "spent_of", "read_spent"]
 
 logger = logging.getLogger(__name__)
 
 _COSTS_CHILD = "replay-costs"
-SPENT_LABEL = "webtask.cost_usd"  # the flow run's label: US dollars its model calls cost so far
+SPENT_LABEL = "webtask.cost_usd"  # the flow run's label: US dollars its model calls cost, when it ended
+SPENT_INPUT_PREFIX = "webtask-spent-"  # its flow run inputs: what it had spent so far, newest last
+_SPENT_INPUTS_READ = 1000  # inputs read back at most (one per priced step)
 
 
 class CallUsage(BaseModel):
@@ -154,24 +158,62 @@ async def price_run(pricing: RunPricing, steps: Sequence[Step], usage: Usage, *,
     return pricing.run_cost(steps, usage, remembered=remembered)
 
 
-async def record_spent(flow_run_id: str, cost_usd: float) -> None:
-    """Keep what the run has spent so far on its flow run (:data:`SPENT_LABEL`). A record only: a
-    server that cannot be reached costs a warning, never the step."""
+async def record_spent(flow_run_id: str, cost_usd: float, *, final: bool = False) -> None:
+    """Keep what the run has spent so far on the server: a flow run input while it runs, its flow
+    run's label (:data:`SPENT_LABEL`) when ``final``. A record only: a server that cannot be reached
+    costs a warning, never the step."""
     import httpx
     from prefect.client.orchestration import get_client
     from prefect.exceptions import PrefectHTTPStatusError
 
+    value = round(cost_usd, 6)
     try:
         async with get_client() as client:
-            await client.update_flow_run_labels(UUID(flow_run_id), {SPENT_LABEL: round(cost_usd, 6)})
+            if final:
+                await client.update_flow_run_labels(UUID(flow_run_id), {SPENT_LABEL: value})
+            else:
+                await client.create_flow_run_input(UUID(flow_run_id), key=f"{SPENT_INPUT_PREFIX}{uuid4().hex}",
+                                                   value=json.dumps(value))
     except (httpx.HTTPError, PrefectHTTPStatusError) as error:
         logger.warning("Could not record what flow run %s spent so far (%s): %s", flow_run_id,
                        format_usd(cost_usd), error)
 
 
 def spent_of(flow_run: Any) -> float | None:
-    """What a flow run said it spent (:data:`SPENT_LABEL`), or None when it said nothing."""
-    value = (getattr(flow_run, "labels", None) or {}).get(SPENT_LABEL)
+    """What a flow run said it spent when it ended (:data:`SPENT_LABEL`), or None when it said nothing."""
+    return _number((getattr(flow_run, "labels", None) or {}).get(SPENT_LABEL))
+
+
+async def read_spent(client: Any, flow_runs: Sequence[Any]) -> dict[str, float | None]:
+    """What each flow run spent (by id): the label of a run that ended Completed or Failed and wrote it;
+    else (running, paused, killed) the newest of its inputs or its label, the larger (None: it said
+    nothing)."""
+    spent: dict[str, float | None] = {}
+    for run in flow_runs:
+        labelled = spent_of(run)
+        state = getattr(run, "state", None)
+        if labelled is not None and state is not None and (state.is_completed() or state.is_failed()):
+            spent[str(run.id)] = labelled
+            continue
+        inputs = await client.filter_flow_run_input(flow_run_id=run.id, key_prefix=SPENT_INPUT_PREFIX,
+                                                    limit=_SPENT_INPUTS_READ, exclude_keys=set())
+        newest = next((value for value in (_number(_json(item.value)) for item in reversed(inputs))
+                       if value is not None), None)  # the server lists them oldest first
+        # A run stopped by an error or a signal labels what it spent as it goes down: at least its
+        # newest record (what a run spent only grows).
+        known = [value for value in (newest, labelled) if value is not None]
+        spent[str(run.id)] = max(known) if known else None
+    return spent
+
+
+def _json(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:

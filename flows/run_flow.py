@@ -257,8 +257,8 @@ async def run_webtask(
     result = _result(session, step_run, task_ms, started=started, session_key=session_key,
                      flow_run_id=flow_run_id, relaunches=relaunches, replay_key=replay.key if replay else None,
                      run_cost=run_cost, trace_location=trace.locations[-1] if trace.locations else None)
-    if result.cost_usd is not None:  # the whole run's cost, retried calls included (unless written already)
-        await step_run.record_spent(result.cost_usd)
+    if result.cost_usd is not None:  # the whole run's cost, retried calls included, on its label
+        await step_run.record_spent(result.cost_usd, final=True)
     handovers = task_run.replay_handover_details
     if handovers and replay is not None and task_run.replayer is not None:
         emit_handover_event(key=replay.key, revision=task_run.replayer.script.revision, outcome=result.status.value,

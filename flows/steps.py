@@ -91,8 +91,9 @@ class StepRun:
         self.replay_watch = ReplayWatch(task_run) if task_run.replay is not None else None
         # The last step's artifact and spend record, still being written while the next step runs.
         self._publishing: asyncio.Task[None] | None = None
-        self.spent_written: float | None = None  # the flow run's spend label as this run last wrote it
-        self.spent_writes = 0  # how many times this run wrote it
+        self.spent_written: float | None = None  # what this run last recorded it spent so far
+        self.spent_labelled: float | None = None  # the flow run's spend label as this run last wrote it
+        self.spent_writes = 0  # how many times this run wrote either
 
     def publish_after_step(self, index: int, publish: Awaitable[None]) -> None:
         """Write a step's records (artifact, spend) while the run goes on: from the step's task run's
@@ -126,11 +127,11 @@ class StepRun:
             self._publishing = None
             raise publishing.exception()  # type: ignore[misc]
 
-    async def record_spent(self, cost_usd: float | None = None) -> None:
-        """Write what the run spent so far on its flow run's label when it changed: ``cost_usd``, else
-        every model call of the task so far (retried and resumed ones too). After each step that changed
-        it (a process killed outright leaves nothing off the label a retried batch and the crash report
-        add up; a replayed step spends nothing and writes nothing) and when the run ends."""
+    async def record_spent(self, cost_usd: float | None = None, *, final: bool = False) -> None:
+        """Write what the run spent so far when it changed: ``cost_usd``, else every model call of the
+        task so far (retried and resumed ones too). After each step that changed it (a process killed
+        outright leaves nothing off what a retried batch and the crash report add up; a replayed step
+        spends nothing and writes nothing) and, ``final``, as the flow run's label when the run ends."""
         if self.flow_run_id is None:
             return
         if cost_usd is None:
@@ -140,12 +141,15 @@ class StepRun:
                 return
             cost_usd = spent.total_usd
         value = round(cost_usd, 6)
-        if value == self.spent_written:
+        if value == (self.spent_labelled if final else self.spent_written):
             return
         from webtask_flows.costs import record_spent
 
-        await record_spent(self.flow_run_id, value)
-        self.spent_written = value
+        await record_spent(self.flow_run_id, value, final=final)
+        if final:
+            self.spent_labelled = value
+        else:
+            self.spent_written = value
         self.spent_writes += 1
 
     async def finish_records(self, error_type: type[BaseException] | None = None, *_: object) -> bool:
@@ -165,7 +169,7 @@ class StepRun:
                 logger.warning("A step's artifact could not be written: %s: %s", type(error).__name__,
                                self.secrets.scrub(str(error)))
         if error_type is not None:
-            await self.record_spent()
+            await self.record_spent(final=True)
         return False
 
     def __repr__(self) -> str:  # shown by Prefect in logs instead of a huge object dump

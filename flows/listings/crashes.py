@@ -28,7 +28,7 @@ from uuid import UUID
 from prefect import flow, get_run_logger
 
 from webtask_core.errors import ConfigError
-from webtask_flows.costs import spent_of
+from webtask_flows.costs import read_spent
 from webtask_flows.events import cost_payload, emit_task_event
 from webtask_flows.listings.events import emit_batch_crashed
 from webtask_flows.listings.ledger import LedgerRecordError, open_ledger
@@ -73,7 +73,7 @@ async def report_webtask_crash(flow_run_id: str) -> dict[str, Any]:
             return await _report_batch(client, run)
         if flow_name == TASK_FLOW:
             await crash_orphans(client, run.id, reason=_orphan_reason(run))
-            return _report_task(run)
+            return _report_task(run, (await read_spent(client, [run]))[str(run.id)])
     logger.info("Not a webtask flow (%s): nothing to report", flow_name)
     return {"reported": False, "flow": flow_name}
 
@@ -82,7 +82,7 @@ def _orphan_reason(run: Any) -> str:
     return f"left unfinished when the process of flow run {run.name!r} died ({_crash_reason(run)})"
 
 
-def _report_task(run: Any) -> dict[str, Any]:
+def _report_task(run: Any, spent: float | None) -> dict[str, Any]:
     logger = get_run_logger()
     parameters = run.parameters or {}
     found = parameters.get("labels")
@@ -93,7 +93,7 @@ def _report_task(run: Any) -> dict[str, Any]:
     emit_task_event("crashed", task=str(parameters.get("task") or ""), reason=_crash_reason(run),
                     flow_run_id=run.id, flow_run_name=run.name, session_key=parameters.get("session_key"),
                     max_steps=parameters.get("max_steps"), labels=labels,
-                    extra=cost_payload(spent_of(run), None, model=str(parameters.get("model") or "")))
+                    extra=cost_payload(spent, None, model=str(parameters.get("model") or "")))
     logger.info("Reported the crash of run-webtask run %r", run.name)
     return {"reported": True, "flow_run_id": str(run.id)}
 
@@ -106,6 +106,7 @@ async def _report_batch(client: Any, run: Any) -> dict[str, Any]:
     logger = get_run_logger()
     parameters = run.parameters or {}
     children = await child_runs(client, run.id)  # oldest first, every attempt's
+    spent = await read_spent(client, children)
     # The listing runs, newest per SKU (a retried batch starts them afresh; they are named by SKU).
     runs: dict[str, Any] = {}
     for child in children:
@@ -134,12 +135,12 @@ async def _report_batch(client: Any, run: Any) -> dict[str, Any]:
             flow_run_id=child.id, flow_run_name=child.name, max_steps=child_parameters.get("max_steps"),
             labels=child_parameters.get("labels") if isinstance(child_parameters.get("labels"), dict)
             else {"sku": sku, "batch_flow_run_id": str(run.id), "batch_name": run.name},
-            extra=cost_payload(spent_of(child), None, model=str(child_parameters.get("model") or "")),
+            extra=cost_payload(spent[str(child.id)], None, model=str(child_parameters.get("model") or "")),
         )
     source = str(parameters.get("manifest") or f"{len(parameters.get('listings') or [])} listing record(s)")
     emit_batch_crashed(flow_run_id=run.id, flow_run_name=run.name, source=source, reason=_crash_reason(run),
                        total=len(skus) if note == "" else None, completed=completed, in_flight=in_flight,
-                       not_started=not_started, note=note, spend=batch_spend(children, attempts=run.run_count))
+                       not_started=not_started, note=note, spend=batch_spend(children, spent, attempts=run.run_count))
     await crash_orphans(client, run.id, reason=_orphan_reason(run))  # after naming the state each was left in
     logger.info("Reported the crash of batch %r: %d listing(s) had not completed (%d in flight, %d not started)",
                 run.name, len(in_flight) + len(not_started), len(in_flight), len(not_started))

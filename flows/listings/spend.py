@@ -1,23 +1,23 @@
 """What a batch spent, attempt by attempt: everything its runs' model calls cost.
 
-A batch's runs — its shared login and every listing, in its process or fanned out — are child flow
-runs of its flow run, and each keeps what it has spent so far on its flow run
-(``webtask.cost_usd``, webtask_flows.costs). So the spend of a batch is read from the server, not
-from the results its process holds: a listing that completed in the first attempt of a retried
-batch, a run whose process was killed mid-listing and a run that failed with an error all count, in
-the attempt that ran them (each run's ``labels`` parameter carries ``batch_attempt``).
+A batch's runs — its shared login and every listing, in its process or fanned out — are child flow runs
+of its flow run, and each keeps what it has spent so far on the server (webtask_flows.costs). So the
+spend of a batch is read from the server, not from the results its process holds: a listing that
+completed in the first attempt of a retried batch, a run whose process was killed mid-listing and a run
+that failed with an error all count, in the attempt that ran them (each run's ``labels`` parameter
+carries ``batch_attempt``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel, Field
 
 from webtask_core.pricing import format_usd
-from webtask_flows.costs import spent_of
+from webtask_flows.costs import read_spent
 
 __all__ = ["AttemptSpend", "BatchSpend", "batch_spend", "read_batch_spend", "child_runs", "fill_costs",
            "ATTEMPT_LABEL"]
@@ -63,14 +63,15 @@ def _attempt_of(run: Any) -> int:
     return 1  # a run started before batches said which attempt they were
 
 
-def batch_spend(children: Sequence[Any], *, attempts: int = 1) -> BatchSpend:
-    """The spend of a batch from its child flow runs; ``attempts``: how many the batch has had (an
-    attempt that started no run still shows, at $0)."""
+def batch_spend(children: Sequence[Any], costs: Mapping[str, float | None], *, attempts: int = 1) -> BatchSpend:
+    """The spend of a batch from its child flow runs and what each spent (``costs``, by run id:
+    :func:`webtask_flows.costs.read_spent`); ``attempts``: how many the batch has had (an attempt that
+    started no run still shows, at $0)."""
     spent: dict[int, AttemptSpend] = {n: AttemptSpend(attempt=n) for n in range(1, max(1, attempts) + 1)}
     by_run: dict[str, float] = {}
     for run in children:
         attempt = spent.setdefault(_attempt_of(run), AttemptSpend(attempt=_attempt_of(run)))
-        cost = spent_of(run)  # None: no priced model call yet (or an unpriced model)
+        cost = costs.get(str(run.id))  # None: no priced model call yet (or an unpriced model)
         attempt.cost_usd = round(attempt.cost_usd + (cost or 0.0), 6)
         attempt.runs += 1
         if cost is not None:
@@ -97,7 +98,8 @@ async def read_batch_spend(flow_run_id: UUID | str, *, attempts: int = 1) -> Bat
     from prefect.client.orchestration import get_client
 
     async with get_client() as client:
-        return batch_spend(await child_runs(client, flow_run_id), attempts=attempts)
+        children = await child_runs(client, flow_run_id)
+        return batch_spend(children, await read_spent(client, children), attempts=attempts)
 
 
 def fill_costs(results: Sequence[Any], spend: BatchSpend, *, priced: bool) -> list[Any]:

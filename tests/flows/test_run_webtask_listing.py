@@ -24,7 +24,7 @@ from flow_helpers import (
 from webtask_core.record import WorkerStatus
 from webtask_core.testing import MarketplaceListingPolicy
 from webtask_flows.artifacts import ARTIFACT_KEY_PATTERN, summary_artifact_key
-from webtask_flows.costs import SPENT_LABEL
+from webtask_flows.costs import SPENT_INPUT_PREFIX, SPENT_LABEL, read_spent
 from webtask_flows.run_flow import run_webtask
 from webtask_flows.run_result import WebtaskResult, webtask_result
 
@@ -109,12 +109,27 @@ async def test_listing_with_two_photos_from_s3(flow_env, shop, shop_secret, monk
     assert SHOP_PASSWORD not in everything
     flow_run = await read_flow_run(flow_run_id)
     assert flow_run.name and flow_run.state.name == "Completed"
-    # What the run spent: on its flow run's label at the end, written after steps that changed it and
-    # at its end, never the same value twice (it was after every step, then again with the same value).
+    # What the run spent: as it went, a flow run input after each step that changed it (never the same
+    # value twice); at its end, once, its flow run's label — what read_spent reads of a completed run.
     assert flow_run.labels[SPENT_LABEL] == result.cost_usd
     written = [labels[SPENT_LABEL] for run_id, labels in label_writes if run_id == flow_run_id]
-    assert written[-1] == result.cost_usd and written == sorted(set(written))
-    assert 1 <= len(written) <= result.steps + 1
+    assert written == [result.cost_usd]
+    kept = await read_spent_inputs(flow_run_id)
+    assert 1 <= len(kept) <= result.steps and kept == sorted(set(kept)) and kept[-1] <= result.cost_usd
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        assert await read_spent(client, [flow_run]) == {str(flow_run_id): result.cost_usd}
+
+
+async def read_spent_inputs(flow_run_id: Any) -> list[float]:
+    """What the run recorded it had spent so far, oldest first."""
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        inputs = await client.filter_flow_run_input(flow_run_id=flow_run_id, key_prefix=SPENT_INPUT_PREFIX,
+                                                    limit=1000, exclude_keys=set())
+    return [json.loads(item.value) for item in inputs]
 
 
 def count_label_writes(monkeypatch: Any) -> list[tuple[Any, dict[str, Any]]]:
