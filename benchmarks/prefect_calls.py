@@ -17,7 +17,8 @@ from typing import Any
 __all__ = ["PrefectCalls"]
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-LABEL_ROUTE = "PATCH /flow_runs/{id}/labels"
+LABEL_ROUTE = "PATCH /flow_runs/{id}/labels"  # what a run spent, when it ends (webtask_flows.costs)
+INPUT_ROUTE = "POST /flow_runs/{id}/input"  # what a run spent so far, after each priced step
 
 
 def _route(request: Any) -> str:
@@ -75,10 +76,11 @@ class PrefectCalls:
         return self.by_route[LABEL_ROUTE]
 
     def per_listing(self, count: int, top: int = 8) -> dict[str, Any]:
-        """Calls per listing: all, the spend-label writes, the ``top`` routes, and the seconds a
+        """Calls per listing: all, the spend-label writes and records, the ``top`` routes, and the seconds a
         listing's calls took (all, and the ``top`` routes by time)."""
         count = max(count, 1)
         return {"all": round(self.total / count, 1), "label_writes": round(self.label_writes / count, 2),
+                "spent_records": round(self.by_route[INPUT_ROUTE] / count, 2),
                 "routes": {route: round(n / count, 2) for route, n in self.by_route.most_common(top)},
                 "seconds": round(sum(self.seconds.values()) / count, 2),
                 "seconds_by_route": {route: round(s / count, 2) for route, s in self.seconds.most_common(top)}}

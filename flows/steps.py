@@ -93,7 +93,6 @@ class StepRun:
         self._publishing: asyncio.Task[None] | None = None
         self.spent_written: float | None = None  # what this run last recorded it spent so far
         self.spent_labelled: float | None = None  # the flow run's spend label as this run last wrote it
-        self.spent_writes = 0  # how many times this run wrote either
 
     def publish_after_step(self, index: int, publish: Awaitable[None]) -> None:
         """Write a step's records (artifact, spend) while the run goes on: from the step's task run's
@@ -150,7 +149,6 @@ class StepRun:
             self.spent_labelled = value
         else:
             self.spent_written = value
-        self.spent_writes += 1
 
     async def finish_records(self, error_type: type[BaseException] | None = None, *_: object) -> bool:
         """Leaving the run's stack (``AsyncExitStack.push_async_exit``): on an error, the records still
