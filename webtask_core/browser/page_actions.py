@@ -21,9 +21,10 @@ from webtask_core.browser.scripts import marked
 from webtask_core.browser.stabilise import NetworkTracker
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError
-from webtask_core.limits import SETTLED_QUIET_S
+from webtask_core.limits import SETTLED_QUIET_S, WAIT_FOR_MAX_S
 
-__all__ = ["check_url", "goto", "go_back", "scroll_page", "wait_for", "wait_settled", "wait_changed", "stop_loading"]
+__all__ = ["check_url", "goto", "go_back", "open_tab", "scroll_page", "check_wait_for", "wait_for", "wait_settled",
+           "wait_changed", "stop_loading"]
 
 _PAGE_SCROLL = """(dy) => {
   const s = document.scrollingElement || document.documentElement;
@@ -99,6 +100,17 @@ async def go_back(page: Page, tabs: TabSet, timeout_s: float) -> str:
     return f"went back to {page.url}"
 
 
+def open_tab(tabs: TabSet, tab_index: object) -> Page:
+    """Make tab ``tab_index`` (0-based, among the open ones) the active one; an index with no tab is
+    refused, naming the open tabs."""
+    pages = [page for page in tabs.pages if not page.is_closed()]
+    if not isinstance(tab_index, int) or not 0 <= tab_index < len(pages):
+        listing = ", ".join(f"{index}: {page.url}" for index, page in enumerate(pages))
+        raise ActionError(f"switch_tab: there is no tab {tab_index!r}; open tabs are {listing}")
+    tabs.active = pages[tab_index]
+    return pages[tab_index]
+
+
 async def scroll_page(page: Page, direction: str, amount: float) -> str:
     sign = 1 if direction == "down" else -1
     before, after, height, viewport = await page.evaluate(_PAGE_SCROLL, sign * amount)
@@ -111,6 +123,20 @@ async def scroll_page(page: Page, direction: str, amount: float) -> str:
         f"scrolled {direction} {amount:g} viewport(s); now scrolled {percent}% "
         f"(page is {height / viewport:.1f} viewports tall)"
     )
+
+
+def check_wait_for(text: str | None, element_id: str | None, timeout_s: object) -> None:
+    """wait_for's arguments: text or an element id (or neither: the page settling), a timeout in range."""
+    if text is not None and element_id is not None:
+        raise ActionError("wait_for: give text or element_id, not both (neither: wait for the page to settle)")
+    if text is not None and not text.strip():
+        raise ActionError(
+            "wait_for: text is empty; give the text to wait for, or leave it out to wait for the page to settle"
+        )
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
+        raise ActionError(
+            f"wait_for: timeout_s must be more than 0 and at most {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}"
+        )
 
 
 async def wait_for(page: Page, text: str | None, element: tuple[Frame, str] | None, timeout_s: float) -> str:

@@ -13,8 +13,9 @@ import base64
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
+from weakref import WeakKeyDictionary
 
-from playwright.async_api import CDPSession, Frame, Page
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser.bounded import within
@@ -22,7 +23,7 @@ from webtask_core.browser.failures import is_closed_error
 from webtask_core.browser.scripts import MARK_ATTRIBUTE, load_script
 from webtask_core.errors import ActionError, ConfigError
 
-__all__ = ["capture_screenshot", "wait_repainted", "ImageFormat", "MIN_SCALE"]
+__all__ = ["CdpScreenshots", "capture_screenshot", "wait_repainted", "ImageFormat", "MIN_SCALE"]
 
 ImageFormat = Literal["jpeg", "png"]
 MIN_SCALE = 0.25  # below this nothing in the picture is legible
@@ -81,6 +82,22 @@ async def _layout_viewport(cdp: CDPSession) -> dict[str, float]:
     """The viewport from Chromium itself, for when the main frame could not answer (it is navigating)."""
     metrics = (await cdp.send("Page.getLayoutMetrics"))["cssVisualViewport"]
     return {"x": metrics["pageX"], "y": metrics["pageY"], "width": metrics["clientWidth"], "height": metrics["clientHeight"]}
+
+
+class CdpScreenshots:
+    """Screenshots of a context's pages, each over a CDP session of its own, opened on its first picture
+    and kept while the page lives."""
+
+    def __init__(self, context: BrowserContext) -> None:
+        self._context = context
+        self._sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()
+
+    async def capture(self, page: Page, **options: Any) -> bytes:
+        """:func:`capture_screenshot` of ``page`` with ``options``."""
+        cdp = self._sessions.get(page)
+        if cdp is None:
+            cdp = self._sessions[page] = await self._context.new_cdp_session(page)
+        return await capture_screenshot(page, cdp, **options)
 
 
 async def capture_screenshot(

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-from weakref import WeakKeyDictionary
 
-from playwright.async_api import BrowserContext, CDPSession, Frame, Page
+from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webtask_core.browser import actions, editors, files, listbox, native_select, page_actions, slider
@@ -22,11 +21,11 @@ from webtask_core.browser.focus import document_url, focused_frame
 from webtask_core.browser.models import BrowserConfig, Observation
 from webtask_core.browser.observe import FrameRegistry, snapshot_page
 from webtask_core.browser.own_saves import OWN_SAVES_MAX_S, wait_for_own_saves
-from webtask_core.browser.screenshot import ImageFormat, capture_screenshot
+from webtask_core.browser.screenshot import CdpScreenshots, ImageFormat
 from webtask_core.browser.stabilise import NetworkTracker, settle
 from webtask_core.browser.tabs import TabSet
 from webtask_core.errors import ActionError, BrowserCrashedError, TransientError
-from webtask_core.limits import PRESS_TIMES_MAX, SCROLL_MAX, WAIT_FOR_DEFAULT_S, WAIT_FOR_MAX_S
+from webtask_core.limits import PRESS_TIMES_MAX, SCROLL_MAX, WAIT_FOR_DEFAULT_S
 
 if TYPE_CHECKING:
     from webtask_core.browser.launch import Browser
@@ -51,7 +50,7 @@ class BrowserTab:
         self._frames = FrameRegistry()
         self._declared = DeclaredRoots(context)
         self._targets: dict[str, Frame] = {}
-        self._cdp_sessions: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()  # for screenshots
+        self._shots = CdpScreenshots(context)
         self._closed = False
         self._runner = ActionRunner(self._tabs, self._network, policy, config, self._require_alive)
         self._run = self._runner.run  # every action goes through it
@@ -176,12 +175,8 @@ class BrowserTab:
         self, page: Page, marks: bool, image_format: ImageFormat, quality: int, masks: dict[Frame, list[str]],
         scale: float,
     ) -> bytes:
-        cdp = self._cdp_sessions.get(page)
-        if cdp is None:
-            cdp = self._cdp_sessions[page] = await self._context.new_cdp_session(page)
-        shot = await capture_screenshot(
-            page, cdp, marks=marks, image_format=image_format, quality=quality, masks=masks, scale=scale
-        )
+        shot = await self._shots.capture(page, marks=marks, image_format=image_format, quality=quality, masks=masks,
+                                         scale=scale)
         self._runner.screenshot_taken(page)
         return shot
 
@@ -371,12 +366,7 @@ class BrowserTab:
 
     async def switch_tab(self, tab_index: int) -> str:
         self._require_alive()
-        pages = [page for page in self._tabs.pages if not page.is_closed()]
-        if not isinstance(tab_index, int) or not 0 <= tab_index < len(pages):
-            listing = ", ".join(f"{index}: {page.url}" for index, page in enumerate(pages))
-            raise ActionError(f"switch_tab: there is no tab {tab_index!r}; open tabs are {listing}")
-        page = pages[tab_index]
-        self._tabs.active = page
+        page = page_actions.open_tab(self._tabs, tab_index)
         async with translate_errors(f"switch to tab {tab_index}", self._config.action_timeout_s):
             await page.bring_to_front()
             try:
@@ -418,16 +408,7 @@ class BrowserTab:
         self, text: str | None = None, element_id: str | None = None, timeout_s: float = WAIT_FOR_DEFAULT_S
     ) -> str:
         """Until `text` shows, or the element is visible, or with neither until the page settles."""
-        if text is not None and element_id is not None:
-            raise ActionError("wait_for: give text or element_id, not both (neither: wait for the page to settle)")
-        if text is not None and not text.strip():
-            raise ActionError(
-                "wait_for: text is empty; give the text to wait for, or leave it out to wait for the page to settle"
-            )
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= WAIT_FOR_MAX_S:
-            raise ActionError(
-                f"wait_for: timeout_s must be more than 0 and at most {WAIT_FOR_MAX_S:g} seconds, got {timeout_s!r}"
-            )
+        page_actions.check_wait_for(text, element_id, timeout_s)
         if text is None and element_id is None:
             return await self._run(
                 "wait for the page to settle",
@@ -444,12 +425,8 @@ class BrowserTab:
     async def storage_state(self) -> dict[str, Any]:
         """Cookies and local storage of every origin, as Playwright's storage_state dict."""
         self._require_alive()
-        # Reading local storage waits on the tabs; one stuck in a script would make it wait forever.
-        limit = self._config.action_timeout_s * 2 + GRACE_S
         try:
-            return dict(await within(self._context.storage_state(), limit))
-        except TimeoutError as error:
-            raise TransientError(f"reading the storage state: a page did not respond within {limit:g} s") from error
+            return await self._tabs.storage_state(self._config.action_timeout_s * 2 + GRACE_S)
         except PlaywrightError as error:
             self._require_alive()
             raise BrowserCrashedError(f"reading the storage state: {first_line(error)}") from error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from playwright.async_api import BrowserContext, Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
@@ -11,7 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 from webtask_core.browser.bounded import within
 from webtask_core.browser.failures import first_line, is_closed_error
 from webtask_core.browser.models import TabInfo
-from webtask_core.errors import BrowserCrashedError
+from webtask_core.errors import BrowserCrashedError, TransientError
 
 __all__ = ["TabSet"]
 
@@ -135,3 +136,12 @@ class TabSet:
             self.add(page)
             self.active = page
         return self.active
+
+    async def storage_state(self, limit_s: float) -> dict[str, Any]:
+        """Cookies and local storage of every origin (Playwright's storage_state dict). Reading local
+        storage waits on the tabs, and one stuck in a script would make it wait forever: TransientError
+        after ``limit_s``; a PlaywrightError is the caller's to translate."""
+        try:
+            return dict(await within(self._context.storage_state(), limit_s))
+        except TimeoutError as error:
+            raise TransientError(f"reading the storage state: a page did not respond within {limit_s:g} s") from error
