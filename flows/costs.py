@@ -1,16 +1,17 @@
 """A run's cost in money: each step, the run, and what replay saved (see webtask_core.pricing).
 
 A step the model decided costs what its model call cost. What a run has spent so far is kept on the
-Prefect server as it goes, so a run whose process died still says what it spent — the crash report
-and a retried batch add it up (webtask_flows.listings.spend): after each step that changed it
-(webtask_flows.steps.StepRun.record_spent) as a flow run input ``webtask-spent-…`` — an insert, which
-a busy SQLite server takes in ~0.04 s, where a label update (read, then write) met ``SQLITE_BUSY`` and
-the client's backoff and took 0.7-1.6 s — and when the run ends as its flow run's label
-``webtask.cost_usd``, the figure the UI shows (:func:`read_spent` reads both). A replayed step made no model call; what it
-saved is estimated as one model call of the same script: the mean call of this run when it asked the
-model, else the mean call of the last run of the script that did (remembered beside the scripts,
-in the session store's ``replay-costs/``, as tokens by kind so a price change applies to it). With
-neither (no run of the script has asked the model since this was kept), nothing is estimated.
+Prefect server as it goes, so a run whose process died still says what it spent — the crash report and a
+retried batch add it up (webtask_flows.listings.spend): after each step that changed it
+(webtask_flows.steps.StepRun.record_spent) as a flow run input ``webtask-spent-…`` — an insert, which a
+busy SQLite server takes in ~0.04 s, where a label update (read, then write) met ``SQLITE_BUSY`` and the
+client's backoff and took 0.7-1.6 s — and when the run ends as its flow run's label
+``webtask.cost_usd``, which API readers and ``prefect flow-run inspect`` see (:func:`read_spent` reads
+both). A replayed step made no model call; what it saved is estimated as one model call of the same
+script: the mean call of this run when it asked the model, else the mean call of the last run of the
+script that did (remembered beside the scripts, in the session store's ``replay-costs/``, as tokens by
+kind so a price change applies to it). With neither (no run of the script has asked the model since this
+was kept), nothing is estimated.
 """
 
 from __future__ import annotations
