@@ -24,7 +24,9 @@ The batch replays (``replay=True``, as a production batch that learned the flow 
 listing records, the rest replay, so a hundred listings take minutes, not half an hour.
 
 Each level also counts the Prefect API calls per listing (``prefect_calls.py``: by route, the spend-label
-writes among them). Ends with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
+writes among them), and the machine's idle and stolen CPU while it ran (``host_cpu``: on a VM whose host
+takes 20-35 % of the CPU a level runs a third slower; compare levels that ran under alike shares). Ends
+with one line of JSON. Target: at least 2.5x from concurrency 1 to 4 on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -52,6 +54,25 @@ def _private_prefect() -> None:
         os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")  # more on a busy machine
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
+
+
+def _host_cpu() -> list[int]:
+    """The machine's CPU time so far by kind (/proc/stat: user nice system idle iowait irq softirq steal)."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(value) for value in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return []
+
+
+def _host_shares(before: list[int], after: list[int]) -> dict[str, float]:
+    """Idle and stolen shares of the machine's CPU between two readings, in %: a VM's host taking
+    CPU (steal) slows a level as much as the code does, so a level's figure is read beside it."""
+    if len(before) < 8 or len(after) < 8:
+        return {}
+    spent = [b - a for a, b in zip(before, after)]
+    total = sum(spent) or 1
+    return {"idle_pct": round(100 * (spent[3] + spent[4]) / total, 1), "steal_pct": round(100 * spent[7] / total, 1)}
 
 
 def _pss_kb(pid: int) -> int:
@@ -212,7 +233,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
 
     from webtask_core.testing.processes import cpu_by_part
 
-    cpu_before = cpu_by_part() or {}
+    cpu_before, host_before = cpu_by_part() or {}, _host_cpu()
     with PrefectCalls() as calls, RunTimes() as times, \
             MemorySampler(finished=lambda: len(shop.listings())) as memory:  # type: ignore[attr-defined]
         started = time.perf_counter()
@@ -222,7 +243,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
             ledger=str(workdir / f"ledger-{concurrency}"), return_state=True, replay=replay,
         )
         seconds = time.perf_counter() - started
-    cpu_after = cpu_by_part() or {}
+    cpu_after, host = cpu_by_part() or {}, _host_shares(host_before, _host_cpu())
     results = await batch_results(state)
     completed = sum(1 for r in results if r.status == "completed")
     steps = sum(r.steps for r in results)
@@ -249,6 +270,7 @@ async def _run_level(concurrency: int, count: int, shop: object, model: object, 
         # CPU seconds per listing: Chromium's processes, the other child processes (Playwright's
         # driver, Prefect's server) and this process (the flow, the marketplace, the fake model).
         "seconds_per_listing": times.seconds_per_listing(seconds, concurrency),
+        "host_cpu": host,  # idle and stolen while the level ran
         "cpu_s_per_listing": {part: round((cpu_after[part] - cpu_before[part]) / max(count, 1), 2) for part in cpu_after},
         # Prefect API calls per listing made by this process (the batch, its runs, their steps; the
         # login task's share included), the flow runs' spend-label writes among them (prefect_calls.py)
@@ -277,7 +299,8 @@ async def main(count: int, levels: list[int], latency_s: float, growth: bool = F
                   f"= {row['listings_per_minute']} listings/min ({row['steps']} steps, "
                   f"{row['model_requests_per_listing']} model requests per listing + {row['login_requests']} "
                   f"for the login, {row['site_logins']} POST /login); peak memory {row['peak_pss_mib']} MiB (PSS) "
-                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s; "
+                  f"with {row['peak_browsers']} Chromium browser process(es); CPU per listing {row['cpu_s_per_listing']} s "
+                  f"(the machine's CPU {row['host_cpu']}); "
                   f"seconds per listing {row['seconds_per_listing']}; Prefect API calls per listing "
                   f"{row['prefect_api_calls_per_listing']}",
                   flush=True)
