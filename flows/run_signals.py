@@ -9,7 +9,7 @@ batch (or any parent flow) uses them, ``run-webtask`` answers them.
   (``run-webtask`` calls :func:`note_run_started` once it holds its session lock, its first API
   write) or it ended, then starts the next; the runs themselves overlap as before. The parent's own
   API writes (a progress artifact) take the same turn (:meth:`SubflowStarts.exclusive`). A turn lasts
-  at most ``turn_s`` (1 s): a start not going by then is one whose write got a 503, and Prefect's
+  at most ``turn_s`` (1 s): a start not going by then is most often one whose write got a 503: Prefect's
   client sleeps 2, 4, 8 s before it tries again, writing nothing; held for it, the turn kept every
   other start waiting (3.2 s a start on average, 15 s at worst, 4 listings at a time on 2 cores).
 - **A session still being saved.** A parent that starts a run which will save a session (a site
