@@ -202,7 +202,7 @@ async def batch_listing_upload(
     finished: list[ListingResult] = []
     results: dict[str, ListingResult] = {}
 
-    starts = SubflowStarts()  # in this process: one subflow start at a time (see webtask_flows.run_signals)
+    starts = SubflowStarts()  # in this process: one subflow start at a time, 1 s at most (see webtask_flows.run_signals)
 
     async def settle(result: ListingResult) -> None:
         results[result.sku] = result

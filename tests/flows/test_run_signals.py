@@ -27,7 +27,7 @@ async def child(name: str, wait_for_the_other: bool = False) -> str:
 
 @flow(name="starts-parent")
 async def parent() -> list[Any]:
-    starts = SubflowStarts()
+    starts = SubflowStarts(turn_s=60)  # starts strictly in turn here: none waits 60 s to get going
     events.clear()
     both_running.clear()
 
